@@ -1,0 +1,3 @@
+"""vreason: evaluate reasoning in video generation models."""
+
+__version__ = "0.1.0"

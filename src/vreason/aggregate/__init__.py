@@ -1,0 +1,1 @@
+"""Aggregate: per-protocol tables, bootstrap intervals, Pass@k."""

@@ -1,0 +1,1 @@
+"""The `vreason` command line."""

@@ -1,0 +1,1 @@
+"""Data: benchmark loaders, video import (manifests and path conventions) and preflight."""

@@ -1,0 +1,1 @@
+"""Generate: video sources (built-in models, local pipelines, APIs)."""

@@ -1,0 +1,1 @@
+"""Judge: any vision-language model as a judge (backends, parsers, cache, templates)."""

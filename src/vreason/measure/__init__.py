@@ -1,0 +1,1 @@
+"""Measure: embedding and signal metrics."""

@@ -1,0 +1,94 @@
+"""Registries by decorator, with lazy entries.
+
+A registry maps a name to a factory. Entries are either registered eagerly with the
+decorator (``@scorers.register("maze")``) or declared lazily as ``"module:attr"`` strings,
+so heavy modules (torch, transformers) are imported only when the entry is used. Each
+entry records the optional extra it needs, which ``vreason list`` shows.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+
+
+@dataclass
+class Entry:
+    name: str
+    target: Any  # the object, or "module:attr" for a lazy entry
+    extra: str | None = None
+    summary: str = ""
+
+    @property
+    def lazy(self) -> bool:
+        return isinstance(self.target, str)
+
+
+class Registry(Generic[T]):
+    def __init__(self, kind: str):
+        self.kind = kind
+        self._entries: dict[str, Entry] = {}
+
+    def register(self, name: str, *, extra: str | None = None, summary: str = "") -> Callable[[T], T]:
+        def deco(obj: T) -> T:
+            doc = (getattr(obj, "__doc__", None) or "").strip().splitlines()
+            self._entries[name] = Entry(name, obj, extra, summary or (doc[0] if doc else ""))
+            return obj
+
+        return deco
+
+    def declare(self, name: str, target: str, *, extra: str | None = None, summary: str = "") -> None:
+        """Declare a lazy entry: ``target`` is ``"package.module:attr"``."""
+        if name not in self._entries:
+            self._entries[name] = Entry(name, target, extra, summary)
+
+    def names(self) -> list[str]:
+        return sorted(self._entries)
+
+    def entries(self) -> list[Entry]:
+        return [self._entries[n] for n in self.names()]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._entries
+
+    def get(self, name: str) -> T:
+        if name not in self._entries:
+            close = difflib.get_close_matches(name, self.names(), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise KeyError(f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names()) or 'none'})")
+        entry = self._entries[name]
+        if entry.lazy:
+            mod_name, _, attr = entry.target.partition(":")
+            try:
+                mod = importlib.import_module(mod_name)
+            except ImportError as exc:
+                need = f" (install the extra: pip install 'vreason[{entry.extra}]')" if entry.extra else ""
+                raise ImportError(f"{self.kind} {name!r} needs {exc.name or exc}{need}") from exc
+            # importing the module usually registers the real object under the same name
+            current = self._entries[name]
+            if current.lazy:
+                current.target = getattr(mod, attr)
+            entry = current
+        return entry.target
+
+
+benchmarks: Registry[Any] = Registry("benchmark")
+"""Protocols: name → Protocol class (binds loader, scorers, aggregator)."""
+generators: Registry[Any] = Registry("generator")
+"""Video sources: name → Generator class (built-in models, diffusers pipelines, importers)."""
+scorers: Registry[Any] = Registry("scorer")
+"""Scorers: name → Scorer class (verifiers, judged metrics, embedding metrics)."""
+aggregators: Registry[Any] = Registry("aggregator")
+"""Aggregators: name → callable turning a score table into result tables."""
+judges: Registry[Any] = Registry("judge backend")
+"""Judge backends: name → Judge class."""
+
+
+def load_builtins() -> None:
+    """Declare every built-in entry lazily (cheap: imports nothing heavy)."""
+    from vreason import catalog  # noqa: F401  (declares entries on import)

@@ -1,0 +1,1 @@
+"""Report: Markdown / CSV / JSON tables and charts for a run."""

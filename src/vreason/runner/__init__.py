@@ -1,0 +1,1 @@
+"""The runner: import-or-generate → score → aggregate, resumable."""

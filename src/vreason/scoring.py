@@ -1,0 +1,115 @@
+"""The Scorer interface: verifiers, judged metrics and embedding metrics all implement it.
+
+A *unit* of work is (sample, model, seed, scorer). A scorer returns one or more
+:class:`~vreason.records.Score` rows for the unit (one per metric it produces). The runner
+persists the unit's rows atomically, so a unit is either wholly done or not at all.
+
+* ``kind = "cpu"`` scorers run ``score()`` in worker processes (they must be picklable).
+* ``kind = "io"`` scorers run ``ascore()`` on the runner's event loop (judge calls), sharing
+  the judge layer's concurrency and rate limits.
+
+Scorers never turn a failure into a number: a bad video is an ``error`` score, a reply that
+never parsed is ``unscored`` — both with a reason, neither with a value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from abc import ABC
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
+
+
+@dataclass
+class ScoreContext:
+    """What a scorer may use besides the sample and the video."""
+
+    run_dir: str = "."
+    options: dict[str, Any] = field(default_factory=dict)
+    judges: dict[str, Any] = field(default_factory=dict)
+    """Runtime judge clients by role (``"default"``, ``"vq"``…); not pickled to workers."""
+
+    def debug_path(self, scorer: str, video: Video, suffix: str = "png") -> str:
+        """Where a scorer writes a debug image for this unit (folder created)."""
+        folder = os.path.join(self.run_dir, "debug", scorer)
+        os.makedirs(folder, exist_ok=True)
+        return os.path.join(folder, f"{video.sample_id}__{video.model}__{video.seed}.{suffix}")
+
+    def for_worker(self) -> ScoreContext:
+        return ScoreContext(run_dir=self.run_dir, options=dict(self.options), judges={})
+
+
+class Scorer(ABC):
+    """Base class. Subclasses set ``name``, ``version``, ``metrics`` and implement ``score``
+    (cpu) or ``ascore`` (io)."""
+
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+    kind: ClassVar[Literal["cpu", "io"]] = "cpu"
+    metrics: ClassVar[tuple[str, ...]] = ()
+
+    def applies(self, sample: Sample) -> bool:
+        """Whether this scorer scores this sample at all (e.g. PR skips RISE's logical tasks)."""
+        return True
+
+    def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        raise NotImplementedError(f"{type(self).__name__} implements neither score() nor ascore()")
+
+    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        return await asyncio.to_thread(self.score, sample, video, ctx)
+
+    # ------------------------------------------------------------ helpers for subclasses
+    def ok(
+        self,
+        sample: Sample,
+        video: Video,
+        metric: str,
+        value: float,
+        normalized: float | None = None,
+        *,
+        passed: bool | None = None,
+        evidence: Evidence | None = None,
+    ) -> Score:
+        return Score(
+            sample_id=sample.id,
+            model=video.model,
+            seed=video.seed,
+            scorer=self.name,
+            scorer_version=self.version,
+            metric=metric,
+            value=float(value),
+            normalized=None if normalized is None else float(normalized),
+            passed=passed,
+            evidence=evidence or Evidence(),
+        )
+
+    def fail(
+        self,
+        sample: Sample | str,
+        video: Video,
+        reason: str,
+        *,
+        status: ScoreStatus = ScoreStatus.error,
+        metric: str | None = None,
+        evidence: Evidence | None = None,
+    ) -> list[Score]:
+        """Non-ok scores with ``reason`` for every metric (or the one given)."""
+        sid = sample if isinstance(sample, str) else sample.id
+        names = [metric] if metric else (list(self.metrics) or ["*"])
+        return [
+            Score.failed(
+                status,
+                reason,
+                sample_id=sid,
+                model=video.model,
+                seed=video.seed,
+                scorer=self.name,
+                scorer_version=self.version,
+                metric=m,
+                evidence=evidence,
+            )
+            for m in names
+        ]

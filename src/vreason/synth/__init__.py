@@ -1,0 +1,1 @@
+"""The built-in, procedurally generated, verifiable suite."""

@@ -1,0 +1,1 @@
+"""Verify: programmatic verifiers (OpenCV / numpy) with known right answers."""
