@@ -1,0 +1,106 @@
+"""The contract of a built-in task family.
+
+A family generates task instances deterministically from a seed and verifies videos.
+
+* :meth:`TaskFamily.make` returns a :class:`TaskInstance`: the first frame, the ground-truth
+  final frame, the rendered ground-truth solution (all frames), a narrative prompt and a
+  JSON-able ``state`` holding everything the verifier needs (positions, colours, solution).
+* :meth:`TaskFamily.verify` scores a video's frames against the instance ``state`` and
+  returns a :class:`VerifyResult` with a score in [0, 1], a pass flag and evidence.
+* :meth:`TaskFamily.random_motion` renders "plausible random motion" for the ``random``
+  baseline model (the agent wanders, bars swap at random, …).
+
+Verifiers must never crash on black, white, 1-frame or re-encoded videos: they return a low
+score with the reason in the evidence instead.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+DIFFICULTIES = ("easy", "medium", "hard")
+
+
+@dataclass(frozen=True)
+class RenderConfig:
+    width: int = 640
+    height: int = 360
+    fps: int = 16
+    seconds: float = 4.0
+
+    @property
+    def n_frames(self) -> int:
+        return max(2, int(round(self.fps * self.seconds)))
+
+
+@dataclass
+class TaskInstance:
+    family: str
+    difficulty: str
+    index: int
+    seed: int
+    prompt: str
+    first_frame: np.ndarray
+    final_frame: np.ndarray
+    solution: list[np.ndarray]
+    """The ground-truth video's frames (first = ``first_frame``, last = ``final_frame``)."""
+    state: dict[str, Any] = field(default_factory=dict)
+    directional: bool = True
+    """Whether the task has a direction in time (the reversed oracle must fail)."""
+    process_rule: bool = False
+    """Whether the rule is about the process (a cut/fade to the final state must fail)."""
+
+    @property
+    def sample_id(self) -> str:
+        return f"{self.family}-{self.difficulty}-{self.index:03d}"
+
+
+@dataclass
+class VerifyResult:
+    score: float
+    passed: bool
+    evidence: dict[str, Any] = field(default_factory=dict)
+    """JSON-able details: trajectory, per-check results, reasons."""
+    debug_image: np.ndarray | None = None
+    """An RGB overlay (e.g. the tracked trajectory drawn on frame 0)."""
+
+
+class TaskFamily(ABC):
+    name: ClassVar[str] = ""
+    version: ClassVar[str] = "1"
+    directional: ClassVar[bool] = True
+    process_rule: ClassVar[bool] = False
+
+    @abstractmethod
+    def make(self, rng: np.random.Generator, difficulty: str, index: int, seed: int,
+             cfg: RenderConfig) -> TaskInstance:
+        """Build one instance; all randomness comes from ``rng``."""
+
+    @abstractmethod
+    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
+        """Score a video (all its frames, RGB uint8, any size) against ``state``."""
+
+    @abstractmethod
+    def random_motion(self, inst: TaskInstance, rng: np.random.Generator, cfg: RenderConfig) -> list[np.ndarray]:
+        """Frames of plausible but wrong motion for the ``random`` baseline."""
+
+
+FAMILIES: dict[str, type[TaskFamily]] = {}
+
+
+def family(cls: type[TaskFamily]) -> type[TaskFamily]:
+    """Class decorator registering a family under ``cls.name``."""
+    FAMILIES[cls.name] = cls
+    return cls
+
+
+def instance_seed(base_seed: int, family_name: str, difficulty: str, index: int) -> int:
+    """A stable per-instance seed (independent of which other families are generated)."""
+    import zlib
+
+    key = f"{base_seed}:{family_name}:{difficulty}:{index}".encode()
+    return zlib.crc32(key) & 0x7FFFFFFF
