@@ -1,0 +1,141 @@
+"""Summary tables with bootstrap intervals over a run's score table (one row per Score).
+
+Only rows with ``status == "ok"`` enter a mean; ``unscored`` and ``error`` rows are counted in their
+own columns and never folded in as zeros.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from vreason.aggregate.stats import bootstrap_ci
+
+SUMMARY_COLUMNS = ["mean", "ci_low", "ci_high", "n", "n_unscored", "n_error"]
+
+
+def as_float(col: pd.Series) -> pd.Series:
+    """Numbers or booleans (with None/NaN for missing) as a float column."""
+    obj = col.astype(object).where(col.notna(), np.nan)
+    return pd.to_numeric(obj, errors="coerce").astype(float)
+
+
+def _status(df: pd.DataFrame) -> pd.Series:
+    if "status" not in df.columns:
+        return pd.Series("ok", index=df.index)
+    return df["status"].map(lambda s: getattr(s, "value", s)).astype(str)
+
+
+def summarize(
+    df: pd.DataFrame,
+    by: str | Sequence[str],
+    value: str = "normalized",
+    *,
+    scale: float = 1.0,
+    n_boot: int = 1000,
+    seed: int = 0,
+    clusters: str | None = None,
+    level: float = 0.95,
+) -> pd.DataFrame:
+    """One row per group of ``by``: ``mean, ci_low, ci_high`` (× ``scale``) over the ok rows with a
+    value, ``n`` = those rows, ``n_unscored`` / ``n_error`` = rows with that status.
+
+    ``clusters`` names a column (e.g. ``"sample_id"``) whose groups are resampled whole, so the
+    seeds of one sample stay together. ``by=[]`` gives one overall row.
+    """
+    keys = [by] if isinstance(by, str) else list(by)
+    status = _status(df)
+    vals = as_float(df[value]) if value in df.columns else pd.Series(np.nan, index=df.index)
+    work = pd.DataFrame({"_status": status, "_v": vals}, index=df.index)
+    for k in keys:
+        work[k] = df[k]
+    if clusters is not None:
+        work["_cl"] = df[clusters]
+    groups = work.groupby(keys, sort=True, dropna=False) if keys else [((), work)]
+    rows = []
+    for key, part in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        ok = part[part["_status"] == "ok"]
+        v = ok["_v"].to_numpy(dtype=float)
+        has = ~np.isnan(v)
+        cl = ok["_cl"].to_numpy()[has] if clusters is not None else None
+        est, lo, hi = bootstrap_ci(v[has], n_boot=n_boot, level=level, seed=seed, clusters=cl)
+        rows.append({
+            **dict(zip(keys, key, strict=True)),
+            "mean": est * scale, "ci_low": lo * scale, "ci_high": hi * scale,
+            "n": int(has.sum()),
+            "n_unscored": int((part["_status"] == "unscored").sum()),
+            "n_error": int((part["_status"] == "error").sum()),
+        })
+    return pd.DataFrame(rows, columns=keys + SUMMARY_COLUMNS)
+
+
+def _isnan(x: Any) -> bool:
+    try:
+        return x is None or math.isnan(float(x))
+    except (TypeError, ValueError):
+        return False
+
+
+def format_ci(mean: float, lo: float, hi: float, digits: int = 1) -> str:
+    """``"71.2 [68.0, 74.1]"``; ``"–"`` when there is no estimate, the bare mean when no interval."""
+    if _isnan(mean):
+        return "–"
+    if _isnan(lo) or _isnan(hi):
+        return f"{mean:.{digits}f}"
+    return f"{mean:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]"
+
+
+def pivot_ci(
+    summary: pd.DataFrame,
+    index: str | Sequence[str],
+    columns: str | Sequence[str],
+    *,
+    digits: int = 1,
+    mean: str = "mean",
+    lo: str = "ci_low",
+    hi: str = "ci_high",
+) -> pd.DataFrame:
+    """A paper-layout table of ``"mean [lo, hi]"`` strings (missing cells are ``""``).
+
+    The index becomes ordinary columns, so the table prints and saves as-is.
+    """
+    cell = [format_ci(m, a, b, digits) for m, a, b in
+            zip(summary[mean], summary[lo], summary[hi], strict=True)]
+    frame = summary.assign(_cell=cell)
+    wide = frame.pivot_table(index=index, columns=columns, values="_cell", aggfunc="first", sort=False)
+    wide = wide.fillna("")
+    if isinstance(wide.columns, pd.MultiIndex):
+        wide.columns = [" / ".join(str(c) for c in col) for col in wide.columns]
+    wide.columns.name = None
+    return wide.reset_index()
+
+
+def failures_table(df: pd.DataFrame, by: Sequence[str] = ("status", "scorer", "reason")) -> pd.DataFrame:
+    """Counts of non-ok rows grouped by ``by`` (columns that exist), most frequent first."""
+    status = _status(df)
+    bad = df.assign(status=status)[status != "ok"]
+    keys = [k for k in by if k in bad.columns]
+    if bad.empty or not keys:
+        return pd.DataFrame(columns=keys + ["count"])
+    out = bad.fillna({k: "" for k in keys}).groupby(keys, sort=False).size().reset_index(name="count")
+    return out.sort_values(["count"] + keys, ascending=[False] + [True] * len(keys), kind="stable")\
+        .reset_index(drop=True)
+
+
+def status_counts(df: pd.DataFrame) -> dict[str, Any]:
+    """Counts for a report header: samples, units (sample × model × seed), rows by status."""
+    out: dict[str, Any] = {"rows": int(len(df))}
+    if "sample_id" in df.columns:
+        out["samples"] = int(df["sample_id"].nunique())
+    unit = [c for c in ("sample_id", "model", "seed") if c in df.columns]
+    if unit:
+        out["units"] = int(df[unit].drop_duplicates().shape[0])
+    if "model" in df.columns:
+        out["models"] = sorted(str(m) for m in df["model"].dropna().unique())
+    out["by_status"] = {str(k): int(v) for k, v in _status(df).value_counts().sort_index().items()}
+    return out
