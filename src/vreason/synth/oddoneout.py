@@ -1,0 +1,252 @@
+"""Odd-one-out: a grid of identical shapes but one; the answer is a red box drawn around the odd one.
+
+Difficulty scales the grid (3×3, 4×4, 4×6) and how subtle the difference is (shape or colour when
+easy; size, rotation, a lighter shade or a similar shape when hard).
+
+Verifier: the red box is found in the last frames (HSV red mask, connected components); it must be
+box-shaped (all four sides present), enclose the odd cell's centre and no other cell's centre, and
+be the only red mark. Process check: every shape stays unchanged in every frame. The task has a
+direction (a reversed video ends without a box) but no process rule (a cut to the boxed grid is
+a valid answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vreason.synth import frametools as ft
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.synth.shapes import PALETTE, draw_shape, partial_rect
+
+BG = (236, 236, 232)
+BOX = (225, 20, 25)
+GRIDS = {"easy": (3, 3), "medium": (4, 4), "hard": (4, 6)}
+KINDS = {"easy": ("shape", "colour"), "medium": ("shape", "colour", "size", "rotation"),
+         "hard": ("shape", "colour", "size", "rotation")}
+FAR_SHAPES = ("circle", "square", "triangle", "star", "cross")
+NEAR_PAIRS = (("pentagon", "hexagon"), ("square", "diamond"), ("hexagon", "circle"), ("star", "cross"))
+RED_HUE_MARGIN, RED_S_MIN, RED_V_MIN = 10, 110, 80
+CELL_DIFF_MAX = 28.0
+"""Largest mean absolute difference (0..255, at quarter resolution) of a cell's interior from the
+first frame that still counts as "unchanged" (codec and colour jitter stay well below it)."""
+
+
+def _geometry(rows: int, cols: int, cfg: RenderConfig) -> dict[str, int]:
+    cell = int(min((cfg.height - 40) / rows, (cfg.width - 40) / cols))
+    gx = (cfg.width - cols * cell) // 2
+    gy = (cfg.height - rows * cell) // 2
+    return {"cell": cell, "gx": gx, "gy": gy}
+
+
+def _cell_rect(state: dict[str, Any], r: int, c: int) -> tuple[int, int, int, int]:
+    cell, gx, gy = state["cell"], state["gx"], state["gy"]
+    return gx + c * cell, gy + r * cell, gx + (c + 1) * cell, gy + (r + 1) * cell
+
+
+def _box_rect(state: dict[str, Any], r: int, c: int) -> tuple[int, int, int, int]:
+    x0, y0, x1, y1 = _cell_rect(state, r, c)
+    return x0 + 4, y0 + 4, x1 - 5, y1 - 5
+
+
+def render_grid(state: dict[str, Any], cfg: RenderConfig) -> np.ndarray:
+    """The first frame: every cell with the base shape, the odd cell with the odd one."""
+    img = np.empty((cfg.height, cfg.width, 3), np.uint8)
+    img[:] = BG
+    cell = state["cell"]
+    for r in range(state["rows"]):
+        for c in range(state["cols"]):
+            spec = state["odd_spec"] if [r, c] == list(state["odd"]) else state["base_spec"]
+            x0, y0, x1, y1 = _cell_rect(state, r, c)
+            draw_shape(img, spec["shape"], (x0 + x1) / 2, (y0 + y1) / 2, 0.33 * cell * spec["scale"],
+                       tuple(spec["color"]), spec["rotation"])
+    return img
+
+
+def _box_frames(state: dict[str, Any], first: np.ndarray, cfg: RenderConfig,
+                cell: tuple[int, int]) -> list[np.ndarray]:
+    prog = ft.ramp(cfg.n_frames, 0.2, 0.7)
+    x0, y0, x1, y1 = _box_rect(state, *cell)
+    out = []
+    for p in prog:
+        fr = first.copy()
+        partial_rect(fr, x0, y0, x1, y1, float(p), BOX, 4)
+        out.append(fr)
+    return out
+
+
+def _lighter(color: tuple[int, int, int], amount: float) -> list[int]:
+    return [int(round(c + (255 - c) * amount)) for c in color]
+
+
+def _specs(rng: np.random.Generator, difficulty: str) -> tuple[str, dict[str, Any], dict[str, Any], str]:
+    kind = str(rng.choice(KINDS[difficulty]))
+    names = list(PALETTE)
+    color_name = names[int(rng.integers(len(names)))]
+    base = {"shape": str(rng.choice(FAR_SHAPES)), "color": list(PALETTE[color_name]), "scale": 1.0,
+            "rotation": 0.0}
+    odd = dict(base)
+    hard = difficulty == "hard"
+    if kind == "shape":
+        if hard:
+            a, b = NEAR_PAIRS[int(rng.integers(len(NEAR_PAIRS)))]
+            base["shape"], odd["shape"] = (a, b) if rng.random() < 0.5 else (b, a)
+        else:
+            odd["shape"] = str(rng.choice([s for s in FAR_SHAPES if s != base["shape"]]))
+        what = f"{odd['shape']} among {base['shape']}s"
+    elif kind == "colour":
+        if hard:
+            odd["color"] = _lighter(PALETTE[color_name], 0.45)
+            what = f"lighter {color_name}"
+        else:
+            other = str(rng.choice([n for n in names if n != color_name]))
+            odd["color"] = list(PALETTE[other])
+            what = f"{other} among {color_name}"
+    elif kind == "size":
+        odd["scale"] = 0.78 if hard else 0.6
+        what = f"smaller by {odd['scale']}"
+    else:
+        base["shape"] = odd["shape"] = str(rng.choice(["arrow", "triangle"] if not hard else ["arrow"]))
+        base["rotation"] = float(rng.choice([0.0, 90.0, 180.0, 270.0]))
+        turn = 45.0 if hard else (90.0 if base["shape"] == "arrow" else 180.0)
+        odd["rotation"] = (base["rotation"] + turn * float(rng.choice([-1, 1]))) % 360
+        what = f"rotated by {turn:g} degrees"
+    return kind, base, odd, what
+
+
+@family
+class OddOneOut(TaskFamily):
+    name = "oddoneout"
+    version = "1"
+    directional = True
+    process_rule = False
+
+    def make(self, rng: np.random.Generator, difficulty: str, index: int, seed: int,
+             cfg: RenderConfig) -> TaskInstance:
+        rows, cols = GRIDS[difficulty]
+        kind, base, odd_spec, what = _specs(rng, difficulty)
+        odd = [int(rng.integers(rows)), int(rng.integers(cols))]
+        state: dict[str, Any] = {"rows": rows, "cols": cols, **_geometry(rows, cols, cfg), "odd": odd,
+                                 "base_spec": base, "odd_spec": odd_spec, "kind": kind, "difference": what,
+                                 "box_color": list(BOX), "width": cfg.width, "height": cfg.height}
+        first = render_grid(state, cfg)
+        solution = _box_frames(state, first, cfg, (odd[0], odd[1]))
+        prompt = (
+            f"A board of {rows * cols} {base['shape']}s is laid out in {rows} rows and {cols} columns on a pale "
+            "background. They were all meant to be identical, but one piece slipped in that does not match the "
+            "rest. A red marker appears and slowly traces a rectangle around the piece that does not belong, "
+            "closing the outline completely. The pieces themselves never move, change or disappear, and the "
+            "camera stays still."
+        )
+        return TaskInstance(family=self.name, difficulty=difficulty, index=index, seed=seed, prompt=prompt,
+                            first_frame=first, final_frame=solution[-1], solution=solution, state=state,
+                            directional=self.directional, process_rule=self.process_rule)
+
+    def random_motion(self, inst: TaskInstance, rng: np.random.Generator, cfg: RenderConfig) -> list[np.ndarray]:
+        """A box traced around a wrong cell."""
+        st = inst.state
+        cells = [(r, c) for r in range(st["rows"]) for c in range(st["cols"]) if [r, c] != list(st["odd"])]
+        wrong = cells[int(rng.integers(len(cells)))]
+        return _box_frames(st, inst.first_frame, cfg, wrong)
+
+    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
+        frames, err = ft.prepare(frames, cfg)
+        if err:
+            return ft.zero(err)
+        err = ft.blank_reason(frames)
+        if err:
+            return ft.zero(err)
+        ref = render_grid(state, cfg)
+        worst, worst_frame = _max_cell_change(frames, ref, state, cfg)
+        box = _find_box(frames, state)
+        checks = {
+            "box_found": box["found"],
+            "box_shape": box["found"] and box["box_like"],
+            "encloses_odd_only": box["found"] and box["enclosed"] == [list(state["odd"])],
+            "single_box": box["found"] and box["extra_red_ratio"] <= 0.25,
+            "shapes_unchanged": worst <= CELL_DIFF_MAX,
+        }
+        evidence = {"box": box, "odd_cell": list(state["odd"]), "max_cell_change": round(worst, 2),
+                    "max_cell_change_frame": worst_frame, "cell_change_limit": CELL_DIFF_MAX,
+                    "n_frames": len(frames)}
+        if not box["found"]:
+            evidence["reason"] = "no red box in the final frames"
+        return ft.finish(checks, evidence, _debug(frames[-1], state, box))
+
+
+def _max_cell_change(frames: list[np.ndarray], ref: np.ndarray, state: dict[str, Any],
+                     cfg: RenderConfig) -> tuple[float, int]:
+    """Largest change of any cell's interior (box band excluded) from the reference, over all frames."""
+    size = (cfg.width // 4, cfg.height // 4)
+    ref_s = ft.small(ref, size)
+    boxes = []
+    inner = 0.36 * state["cell"]
+    for r in range(state["rows"]):
+        for c in range(state["cols"]):
+            x0, y0, x1, y1 = _cell_rect(state, r, c)
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            boxes.append((int((cy - inner) / 4), int((cy + inner) / 4) + 1,
+                          int((cx - inner) / 4), int((cx + inner) / 4) + 1))
+    worst, where = 0.0, 0
+    for i, fr in enumerate(frames):
+        d = np.abs(ft.small(fr, size) - ref_s).mean(axis=2)
+        for ya, yb, xa, xb in boxes:
+            v = float(d[ya:yb, xa:xb].mean())
+            if v > worst:
+                worst, where = v, i
+    return worst, where
+
+
+def _red_mask(frame: np.ndarray) -> np.ndarray:
+    return ft.hue_mask(ft.hsv(frame), 0, RED_HUE_MARGIN, RED_S_MIN, RED_V_MIN)
+
+
+def _find_box(frames: list[np.ndarray], state: dict[str, Any]) -> dict[str, Any]:
+    import cv2
+
+    k = min(3, len(frames))
+    votes = sum(_red_mask(f).astype(np.uint8) for f in frames[-k:])
+    mask = ft.clean(votes >= (k + 1) // 2 + (1 if k == 2 else 0), open_px=1, close_px=5)
+    n, labels, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    comps = [(int(stats[i, cv2.CC_STAT_AREA]), i) for i in range(1, n) if stats[i, cv2.CC_STAT_AREA] >= 30]
+    out: dict[str, Any] = {"found": False, "red_pixels": int(mask.sum()), "frames_used": k}
+    if not comps:
+        return out
+    comps.sort(reverse=True)
+    area, idx = comps[0]
+    x, y, w, h = (int(v) for v in stats[idx, :4])
+    cell = state["cell"]
+    comp = labels[y:y + h, x:x + w] == idx
+    band = max(3, int(0.12 * min(w, h)))
+    sides = {
+        "top": float(comp[:band].any(axis=0).mean()), "bottom": float(comp[-band:].any(axis=0).mean()),
+        "left": float(comp[:, :band].any(axis=1).mean()), "right": float(comp[:, -band:].any(axis=1).mean()),
+    }
+    hollow = float(comp[band:-band, band:-band].mean()) if h > 2 * band and w > 2 * band else 1.0
+    enclosed = []
+    for r in range(state["rows"]):
+        for c in range(state["cols"]):
+            x0, y0, x1, y1 = _cell_rect(state, r, c)
+            cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+            if x <= cx <= x + w and y <= cy <= y + h:
+                enclosed.append([r, c])
+    box_like = (0.6 * cell <= w <= 1.45 * cell and 0.6 * cell <= h <= 1.45 * cell
+                and min(sides.values()) >= 0.75 and hollow <= 0.25)
+    extra = sum(a for a, _ in comps[1:])
+    out.update(found=True, bbox=[x, y, w, h], area=area, sides={k2: round(v, 3) for k2, v in sides.items()},
+               interior_fill=round(hollow, 3), box_like=bool(box_like), enclosed=enclosed,
+               extra_red_ratio=round(extra / max(1, area), 3))
+    return out
+
+
+def _debug(frame: np.ndarray, state: dict[str, Any], box: dict[str, Any]) -> np.ndarray:
+    import cv2
+
+    img = frame.copy()
+    x0, y0, x1, y1 = _cell_rect(state, *state["odd"])
+    cv2.rectangle(img, (x0, y0), (x1, y1), (0, 200, 0), 2)
+    if box.get("found"):
+        x, y, w, h = box["bbox"]
+        cv2.rectangle(img, (x, y), (x + w, y + h), (0, 200, 230), 1)
+    return img
