@@ -1,0 +1,109 @@
+"""A content-addressed reply cache in SQLite.
+
+The key is a SHA-256 over everything that decides a reply: the judge identity (backend, model,
+endpoint host), the backend's input settings (image format, quality, longest side), the decoding
+settings, the template name and version, the rendered text and a hash of every image's pixels (and
+of a video file's bytes). Equal key, equal question: a re-run answers from here without a request.
+API keys are never part of a key or a row.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import threading
+import time
+from typing import Any
+
+from vreason.judge.base import ImagePart, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
+
+
+def image_digest(image: Any) -> str:
+    import numpy as np
+
+    a = np.ascontiguousarray(image)
+    h = hashlib.sha256()
+    h.update(f"{a.dtype.str}{a.shape}".encode())
+    h.update(a.data)
+    return h.hexdigest()
+
+
+def file_digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def request_key(identity: str, request: JudgeRequest, settings: dict[str, Any] | None = None) -> str:
+    """The cache key of ``request`` sent to the judge ``identity`` with backend ``settings``."""
+    parts: list[Any] = []
+    for p in request.parts:
+        if isinstance(p, TextPart):
+            parts.append(["t", p.text])
+        elif isinstance(p, ImagePart):
+            parts.append(["i", image_digest(p.image), p.label])
+        elif isinstance(p, VideoPart):
+            digest = file_digest(p.path) if os.path.isfile(p.path) else f"missing:{p.path}"
+            parts.append(["v", digest, p.fps])
+        else:  # pragma: no cover - the Part union is closed
+            raise TypeError(f"unknown part {type(p).__name__}")
+    payload = {
+        "judge": identity,
+        "settings": settings or {},
+        "decoding": request.decoding.as_dict(),
+        "template": request.template,
+        "template_version": request.template_version,
+        "system": request.system,
+        "parts": parts,
+    }
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=False, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()
+
+
+class ReplyCache:
+    """SQLite table ``replies(key → text, usage, finish_reason)``; safe across threads."""
+
+    def __init__(self, path: str):
+        self.path = str(path)
+        folder = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(folder, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
+        with self._lock:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, template TEXT,"
+                " template_version TEXT, text TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER,"
+                " finish_reason TEXT, created REAL)"
+            )
+            self._db.commit()
+
+    def get(self, key: str) -> JudgeReply | None:
+        with self._lock:
+            row = self._db.execute(
+                "SELECT text, prompt_tokens, completion_tokens, finish_reason FROM replies WHERE key = ?", (key,)
+            ).fetchone()
+        if row is None:
+            return None
+        return JudgeReply(text=row[0], usage=Usage(row[1] or 0, row[2] or 0), finish_reason=row[3], cached=True)
+
+    def put(self, key: str, reply: JudgeReply, *, judge: str, request: JudgeRequest) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, judge, request.template, request.template_version, reply.text, reply.usage.prompt_tokens,
+                 reply.usage.completion_tokens, reply.finish_reason, time.time()),
+            )
+            self._db.commit()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

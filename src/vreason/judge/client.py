@@ -1,0 +1,326 @@
+"""The judge client: one question in, a parsed value or an honest ``unscored`` out.
+
+``await client.ask(request, parser)`` does, for each of ``repeats`` replies:
+
+1. answer from the SQLite cache when the same question was asked before (unless ``refresh``);
+2. otherwise send it through the endpoint's shared :class:`~vreason.judge.limits.Limiter`, retrying
+   transport errors by class (429 honouring ``Retry-After``, 5xx, timeouts, dropped connections);
+3. parse the reply; on a parse failure re-ask up to ``reasks`` times with a repair instruction;
+4. reduce the repeats by majority or median and report their spread.
+
+A question that never yields a parsed value gives ``JudgeOutcome(ok=False, reason=..., raw=...)``:
+the scorer turns it into an ``unscored`` Score — never 0, never the bottom of the scale.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import statistics
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from vreason.judge.accounting import Price, Stats, estimate_image_tokens, estimate_text_tokens
+from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage
+from vreason.judge.cache import ReplyCache, request_key
+from vreason.judge.limits import Limiter
+from vreason.judge.parsers import ParseFailure
+from vreason.judge.retry import JudgeTransportError, RetryPolicy
+from vreason.records import JudgeEvidence
+
+Reduce = Literal["majority", "median", "mean"]
+
+REPAIR_INSTRUCTION = (
+    "Your previous reply could not be used: {reason}.\n"
+    "Your previous reply was:\n<<<\n{raw}\n>>>\n"
+    "Answer the same question again, following the required output format exactly."
+)
+
+
+class _DryRun(Exception):
+    pass
+
+
+@dataclass
+class JudgeOutcome:
+    """The result of one question. ``value`` is set only when ``ok``; else ``reason`` says why."""
+
+    ok: bool
+    value: Any = None
+    reason: str | None = None
+    raw: str | None = None
+    """The last raw reply (of the last repeat), if any came back."""
+    judge: str = ""
+    decoding: dict[str, Any] = field(default_factory=dict)
+    attempts: int = 0
+    """Replies asked for (first asks plus re-asks, over all repeats)."""
+    requests: int = 0
+    """Requests actually sent (retries included; 0 when everything came from the cache)."""
+    cached: bool = False
+    """True when every reply came from the cache."""
+    usage: Usage = field(default_factory=Usage)
+    values: list[Any] = field(default_factory=list)
+    """Parsed value of each repeat (``None`` for a repeat that failed)."""
+    replies: list[str | None] = field(default_factory=list)
+    spread: dict[str, Any] | None = None
+
+    def evidence(self, request: JudgeRequest | None = None) -> JudgeEvidence:
+        """Judge identity, template + version, decoding, raw reply, attempts and cache flag."""
+        extra: dict[str, Any] = {"requests": self.requests,
+                                 "usage": {"prompt_tokens": self.usage.prompt_tokens,
+                                           "completion_tokens": self.usage.completion_tokens}}
+        if not self.ok:
+            extra["reason"] = self.reason
+        if len(self.replies) > 1:
+            extra["repeats"] = len(self.replies)
+            extra["raw_replies"] = list(self.replies)
+            extra["values"] = [_jsonable(v) for v in self.values]
+            extra["spread"] = self.spread
+        return JudgeEvidence(
+            judge=self.judge,
+            template=request.template if request else "",
+            template_version=request.template_version if request else "",
+            decoding=dict(self.decoding),
+            raw_reply=self.raw,
+            attempts=self.attempts,
+            cached=self.cached,
+            **extra,
+        )
+
+
+def _jsonable(v: Any) -> Any:
+    return list(v) if isinstance(v, tuple) else v
+
+
+@dataclass
+class _One:
+    ok: bool
+    value: Any = None
+    reason: str | None = None
+    raw: str | None = None
+    attempts: int = 0
+    requests: int = 0
+    cached: bool = True
+    usage: Usage = field(default_factory=Usage)
+
+
+class JudgeClient:
+    """Asks one judge backend questions; shared by every scorer of a run (see module docstring)."""
+
+    def __init__(
+        self,
+        judge: Judge,
+        *,
+        cache: ReplyCache | None = None,
+        refresh: bool = False,
+        limiter: Limiter | None = None,
+        retry: RetryPolicy | None = None,
+        reasks: int = 1,
+        repeats: int = 1,
+        reduce: Reduce = "majority",
+        price: Price | None = None,
+        dry_run: bool = False,
+        dry_run_completion_tokens: int = 256,
+        image_max_side: int | None = None,
+    ):
+        if repeats < 1:
+            raise ValueError(f"repeats must be ≥ 1, got {repeats}")
+        if reduce not in ("majority", "median", "mean"):
+            raise ValueError(f"reduce must be majority, median or mean, got {reduce!r}")
+        self.judge = judge
+        self.cache = cache
+        self.refresh = refresh
+        self.limiter = limiter or Limiter(8)
+        self.retry = retry or RetryPolicy()
+        self.reasks = max(0, int(reasks))
+        self.repeats = int(repeats)
+        self.reduce = reduce
+        self.price = price
+        self.dry_run = dry_run
+        self.dry_run_completion_tokens = dry_run_completion_tokens
+        self.image_max_side = image_max_side if image_max_side is not None else getattr(judge, "max_side", None)
+        self._stats = Stats(dry_run=dry_run)
+
+    # ------------------------------------------------------------------ public API
+    @property
+    def identity(self) -> str:
+        return self.judge.identity
+
+    def stats(self) -> dict[str, Any]:
+        """Requests sent, cache hits, retries, re-asks, unscored, tokens and cost (or dry-run estimates)."""
+        return self._stats.as_dict()
+
+    def sent_decoding(self, request: JudgeRequest) -> dict[str, Any]:
+        fn = getattr(self.judge, "sent_decoding", None)
+        return fn(request.decoding) if fn else request.decoding.as_dict()
+
+    async def ask(self, request: JudgeRequest, parser: Callable[[str], Any], *, repeats: int | None = None,
+                  reduce: Reduce | None = None) -> JudgeOutcome:
+        """Ask ``request``; parse each reply with ``parser``; retries and re-asks inside."""
+        k = self.repeats if repeats is None else int(repeats)
+        how = reduce or self.reduce
+        self._stats.questions += 1
+        if k == 1:
+            ones = [await self._ask_one(request, parser, 0)]
+        else:
+            ones = list(await asyncio.gather(*(self._ask_one(request, parser, i) for i in range(k))))
+        out = JudgeOutcome(
+            ok=False, judge=self.identity, decoding=self.sent_decoding(request),
+            attempts=sum(o.attempts for o in ones), requests=sum(o.requests for o in ones),
+            cached=all(o.cached for o in ones) and any(o.attempts for o in ones),
+            usage=Usage(sum(o.usage.prompt_tokens for o in ones), sum(o.usage.completion_tokens for o in ones)),
+            values=[o.value if o.ok else None for o in ones], replies=[o.raw for o in ones],
+            raw=ones[-1].raw,
+        )
+        if k == 1:
+            out.ok, out.value, out.reason = ones[0].ok, ones[0].value, ones[0].reason
+        else:
+            out.ok, out.value, out.reason, out.spread = _reduce(ones, how)
+        if not out.ok:
+            self._stats.unscored += 1
+            out.value = None
+        return out
+
+    def ask_sync(self, request: JudgeRequest, parser: Callable[[str], Any], **kw: Any) -> JudgeOutcome:
+        """``ask`` from synchronous code (not from inside a running event loop)."""
+        return asyncio.run(self.ask(request, parser, **kw))
+
+    async def aclose(self) -> None:
+        await self.judge.aclose()
+        if self.cache is not None:
+            self.cache.close()
+
+    # ------------------------------------------------------------------ internals
+    async def _ask_one(self, request: JudgeRequest, parser: Callable[[str], Any], repeat: int) -> _One:
+        req = request
+        if repeat and request.decoding.seed is not None:
+            req = dataclasses.replace(request, decoding=dataclasses.replace(
+                request.decoding, seed=request.decoding.seed + repeat))
+        one = _One(ok=False)
+        for ask_no in range(self.reasks + 1):
+            one.attempts += 1
+            try:
+                reply, sent = await self._complete(req, repeat)
+            except _DryRun:
+                one.cached = False
+                one.reason = "dry run: request not sent"
+                return one
+            except JudgeTransportError as e:
+                one.cached = False
+                one.reason = f"judge request failed ({e})"
+                return one
+            one.requests += sent
+            one.cached = one.cached and reply.cached
+            one.usage = Usage(one.usage.prompt_tokens + reply.usage.prompt_tokens,
+                              one.usage.completion_tokens + reply.usage.completion_tokens)
+            one.raw = reply.text
+            try:
+                one.value = parser(reply.text)
+                one.ok, one.reason = True, None
+                return one
+            except ParseFailure as e:
+                note = ""
+                if reply.finish_reason in ("length", "content_filter", "refusal"):
+                    note = f" (finish_reason={reply.finish_reason})"
+                one.reason = f"unparseable reply after {ask_no + 1} attempt(s): {e.reason}{note}"
+            if ask_no < self.reasks:
+                self._stats.reasks += 1
+                fix = REPAIR_INSTRUCTION.format(reason=one.reason.split(": ", 1)[-1], raw=(reply.text or "")[:2000])
+                req = dataclasses.replace(req, parts=[*req.parts, TextPart(fix)])
+        return one
+
+    async def _complete(self, request: JudgeRequest, repeat: int) -> tuple[JudgeReply, int]:
+        """One reply for ``request`` (cache, then backend with retries). Returns (reply, requests sent)."""
+        key = None
+        if self.cache is not None or self.dry_run:
+            settings = dict(getattr(self.judge, "settings", lambda: {})())
+            if repeat:
+                settings["repeat"] = repeat
+            if any(isinstance(p, ImagePart) for p in request.parts):
+                key = await asyncio.to_thread(request_key, self.identity, request, settings)
+            else:
+                key = request_key(self.identity, request, settings)
+        if self.cache is not None and key is not None and not self.refresh:
+            hit = self.cache.get(key)
+            if hit is not None:
+                self._stats.cache_hits += 1
+                return hit, 0
+        if self.dry_run:
+            self._estimate(request)
+            raise _DryRun()
+        sent = 0
+        attempt = 0
+        while True:
+            try:
+                async with self.limiter.slot():
+                    sent += 1
+                    self._stats.requests += 1
+                    reply = await self.judge.complete(request)
+                break
+            except JudgeTransportError as e:
+                self._stats.errors[e.kind] = self._stats.errors.get(e.kind, 0) + 1
+                if not e.retryable or attempt >= self.retry.max_retries:
+                    if e.retryable:
+                        raise JudgeTransportError(e.kind, f"{e.message}; gave up after {attempt + 1} attempts",
+                                                  status=e.status) from None
+                    raise
+                delay = self.retry.delay(attempt, e)
+                attempt += 1
+                self._stats.retries += 1
+                await asyncio.sleep(delay)
+        self._account(request, reply)
+        if self.cache is not None and key is not None:
+            self.cache.put(key, reply, judge=self.identity, request=request)
+        return reply, sent
+
+    def _account(self, request: JudgeRequest, reply: JudgeReply) -> None:
+        s = self._stats
+        s.images += sum(isinstance(p, ImagePart) for p in request.parts)
+        s.prompt_tokens += reply.usage.prompt_tokens
+        s.completion_tokens += reply.usage.completion_tokens
+        if self.price is not None:
+            s.cost += self.price.cost(reply.usage.prompt_tokens, reply.usage.completion_tokens)
+
+    def _estimate(self, request: JudgeRequest) -> None:
+        s = self._stats
+        s.estimated_requests += 1
+        tokens = estimate_text_tokens(request.system or "")
+        for p in request.parts:
+            if isinstance(p, TextPart):
+                tokens += estimate_text_tokens(p.text) + 0
+            elif isinstance(p, ImagePart):
+                s.estimated_images += 1
+                h, w = p.image.shape[:2]
+                tokens += estimate_image_tokens(h, w, self.image_max_side)
+                if p.label:
+                    tokens += estimate_text_tokens(p.label)
+        s.estimated_prompt_tokens += tokens
+        if self.price is not None:
+            s.estimated_cost += self.price.cost(tokens, self.dry_run_completion_tokens)
+
+
+def _reduce(ones: list[_One], how: str) -> tuple[bool, Any, str | None, dict[str, Any]]:
+    k = len(ones)
+    good = [o.value for o in ones if o.ok]
+    spread: dict[str, Any] = {"n": k, "n_ok": len(good), "reduce": how}
+    need = k // 2 + 1
+    if len(good) < need:
+        reasons = sorted({o.reason or "?" for o in ones if not o.ok})
+        return False, None, f"only {len(good)}/{k} repeats parsed (need {need}): {'; '.join(reasons)}", spread
+    numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in good)
+    if numeric:
+        spread.update(min=min(good), max=max(good), std=statistics.pstdev(good))
+    if how in ("median", "mean"):
+        if not numeric:
+            return False, None, f"cannot take the {how} of non-numeric values {good}", spread
+        value = statistics.median(good) if how == "median" else statistics.fmean(good)
+        return True, value, None, spread
+    keyed = [tuple(v) if isinstance(v, list) else v for v in good]
+    counts = Counter(keyed).most_common()
+    spread["agreement"] = counts[0][1] / len(good)
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return False, None, f"no majority among repeats {[_jsonable(v) for v in keyed]}", spread
+    winner = counts[0][0]
+    return True, list(winner) if isinstance(winner, tuple) else winner, None, spread

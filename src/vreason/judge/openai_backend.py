@@ -1,0 +1,245 @@
+"""Any OpenAI-compatible chat-completions endpoint as a judge.
+
+OpenAI (GPT-5, o3, GPT-4o), Gemini's OpenAI-compatible endpoint, and vLLM / SGLang / LMDeploy /
+Ollama servers hosting Qwen3-VL and others. Frames go as base64 data URLs (format, JPEG quality
+and longest side configurable), in order; a :class:`~vreason.judge.base.VideoPart` goes as a
+``video_url`` part for servers that accept video (vLLM). The client's own retries are off: the
+judge client retries by error class. The API key comes from the environment only and appears in
+no identity, cache row, evidence or log message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import mimetypes
+import os
+from typing import Any
+from urllib.parse import urlparse
+
+from vreason.errors import ConfigError
+from vreason.judge.base import Decoding, ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
+from vreason.judge.retry import JudgeTransportError, parse_retry_after
+
+OPENAI_URL = "https://api.openai.com/v1"
+_REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
+
+
+def encode_image(image: Any, *, fmt: str = "jpeg", quality: int = 90, max_side: int | None = None) -> str:
+    """A ``data:image/...;base64,`` URL for an RGB uint8 frame (resized so its longest side ≤ ``max_side``)."""
+    import numpy as np
+    from PIL import Image
+
+    arr = np.asarray(image)
+    if arr.dtype != np.uint8:
+        raise ValueError(f"image must be uint8, got {arr.dtype}")
+    if arr.ndim == 2:
+        arr = np.stack([arr] * 3, axis=-1)
+    img = Image.fromarray(arr[..., :3])
+    if max_side and max(img.size) > max_side:
+        s = max_side / max(img.size)
+        img = img.resize((max(1, round(img.width * s)), max(1, round(img.height * s))), Image.Resampling.BICUBIC)
+    buf = io.BytesIO()
+    fmt = fmt.lower()
+    if fmt in ("jpeg", "jpg"):
+        img.save(buf, format="JPEG", quality=int(quality))
+        mime = "image/jpeg"
+    elif fmt == "png":
+        img.save(buf, format="PNG")
+        mime = "image/png"
+    elif fmt == "webp":
+        img.save(buf, format="WEBP", quality=int(quality))
+        mime = "image/webp"
+    else:
+        raise ValueError(f"unknown image format {fmt!r} (jpeg, png, webp)")
+    return f"data:{mime};base64,{base64.b64encode(buf.getvalue()).decode('ascii')}"
+
+
+def encode_video(path: str) -> str:
+    mime = mimetypes.guess_type(path)[0] or "video/mp4"
+    with open(path, "rb") as f:
+        return f"data:{mime};base64,{base64.b64encode(f.read()).decode('ascii')}"
+
+
+class OpenAIJudge(Judge):
+    backend = "openai"
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key_env: str = "OPENAI_API_KEY",
+        api_key: str | None = None,
+        provider: str = "openai",
+        timeout: float = 120.0,
+        image_format: str = "jpeg",
+        jpeg_quality: int = 90,
+        max_side: int | None = None,
+        image_detail: str | None = None,
+        video_mode: str = "data",
+        reasoning: bool | None = None,
+        drop_params: list[str] | tuple[str, ...] = (),
+        extra_body: dict[str, Any] | None = None,
+    ):
+        if not model:
+            raise ConfigError("openai judge: a model name is required")
+        self.model = model
+        self.base_url = base_url or OPENAI_URL
+        self.provider = provider
+        self.api_key_env = api_key_env
+        self._api_key = api_key if api_key is not None else os.environ.get(api_key_env)
+        if not self._api_key:
+            if urlparse(self.base_url).hostname in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
+                self._api_key = "EMPTY"  # local servers (vLLM, Ollama) accept any key
+            else:
+                raise ConfigError(f"judge {provider}:{model}: set the API key in the environment variable "
+                                  f"{api_key_env}")
+        self.timeout = float(timeout)
+        self.image_format = image_format
+        self.jpeg_quality = int(jpeg_quality)
+        self.max_side = max_side
+        self.image_detail = image_detail
+        if video_mode not in ("data", "file"):
+            raise ConfigError(f"video_mode must be 'data' or 'file', got {video_mode!r}")
+        self.video_mode = video_mode
+        self.reasoning = model.lower().startswith(_REASONING_PREFIXES) if reasoning is None else reasoning
+        self.drop_params = set(drop_params)
+        self.extra_body = dict(extra_body or {})
+        self._clients: dict[int, Any] = {}
+
+    # ------------------------------------------------------------------ identity
+    @property
+    def identity(self) -> str:
+        u = urlparse(self.base_url)
+        host = u.hostname or self.base_url
+        if u.port:
+            host = f"{host}:{u.port}"
+        return f"{self.provider}:{self.model}@{host}"
+
+    def settings(self) -> dict[str, Any]:
+        """Input settings that change what the judge sees (part of the cache key, not the identity)."""
+        return {"image_format": self.image_format, "jpeg_quality": self.jpeg_quality, "max_side": self.max_side,
+                "image_detail": self.image_detail, "video_mode": self.video_mode,
+                "extra_body": self.extra_body}
+
+    def sent_decoding(self, decoding: Decoding) -> dict[str, Any]:
+        """The decoding parameters actually sent for ``decoding``."""
+        d: dict[str, Any] = {}
+        if not self.reasoning:
+            d["temperature"] = decoding.temperature
+            if decoding.top_p is not None:
+                d["top_p"] = decoding.top_p
+        if decoding.seed is not None:
+            d["seed"] = decoding.seed
+        if decoding.max_tokens is not None:
+            d["max_completion_tokens" if self.reasoning else "max_tokens"] = decoding.max_tokens
+        d.update(decoding.extra)
+        return {k: v for k, v in d.items() if k not in self.drop_params}
+
+    # ------------------------------------------------------------------ request
+    def _client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        c = self._clients.get(id(loop))
+        if c is None:
+            from openai import AsyncOpenAI
+
+            c = AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+            self._clients = {id(loop): c}  # one live loop at a time; old clients die with their loop
+        return c
+
+    def _content(self, request: JudgeRequest) -> list[dict[str, Any]]:
+        content: list[dict[str, Any]] = []
+        for p in request.parts:
+            if isinstance(p, TextPart):
+                content.append({"type": "text", "text": p.text})
+            elif isinstance(p, ImagePart):
+                if p.label:
+                    content.append({"type": "text", "text": p.label})
+                url: dict[str, Any] = {"url": encode_image(p.image, fmt=self.image_format,
+                                                           quality=self.jpeg_quality, max_side=self.max_side)}
+                if self.image_detail:
+                    url["detail"] = self.image_detail
+                content.append({"type": "image_url", "image_url": url})
+            elif isinstance(p, VideoPart):
+                if not os.path.isfile(p.path):
+                    raise JudgeTransportError("fatal", f"video file {p.path} does not exist")
+                v_url = encode_video(p.path) if self.video_mode == "data" else f"file://{os.path.abspath(p.path)}"
+                content.append({"type": "video_url", "video_url": {"url": v_url}})
+        return content
+
+    def messages(self, request: JudgeRequest) -> list[dict[str, Any]]:
+        msgs: list[dict[str, Any]] = []
+        if request.system:
+            msgs.append({"role": "system", "content": request.system})
+        msgs.append({"role": "user", "content": self._content(request)})
+        return msgs
+
+    async def complete(self, request: JudgeRequest) -> JudgeReply:
+        if any(isinstance(p, (ImagePart, VideoPart)) for p in request.parts):
+            messages = await asyncio.to_thread(self.messages, request)
+        else:
+            messages = self.messages(request)
+        params = self.sent_decoding(request.decoding)
+        extra_body = dict(self.extra_body)
+        for k in list(params):
+            if k not in _KNOWN_PARAMS:
+                extra_body[k] = params.pop(k)
+        try:
+            resp = await self._client().chat.completions.create(
+                model=self.model, messages=messages, extra_body=extra_body or None, **params)
+        except Exception as e:  # noqa: BLE001 - mapped to a transport error class below
+            raise self._map_error(e) from None
+        return self._reply(resp)
+
+    def _reply(self, resp: Any) -> JudgeReply:
+        choices = getattr(resp, "choices", None) or []
+        if not choices:
+            return JudgeReply(text="", finish_reason="no_choices")
+        ch = choices[0]
+        msg = ch.message
+        text = msg.content if isinstance(msg.content, str) else ""
+        finish = ch.finish_reason
+        refusal = getattr(msg, "refusal", None)
+        if not text and refusal:
+            text, finish = str(refusal), "refusal"
+        u = getattr(resp, "usage", None)
+        usage = Usage(int(getattr(u, "prompt_tokens", 0) or 0), int(getattr(u, "completion_tokens", 0) or 0))
+        return JudgeReply(text=text, usage=usage, finish_reason=finish)
+
+    def _scrub(self, text: str) -> str:
+        if self._api_key and self._api_key != "EMPTY":
+            text = text.replace(self._api_key, "***")
+        return text[:500]
+
+    def _map_error(self, e: Exception) -> JudgeTransportError:
+        import openai
+
+        msg = self._scrub(f"{type(e).__name__}: {e}")
+        if isinstance(e, openai.APITimeoutError):
+            return JudgeTransportError("timeout", f"no reply within {self.timeout:g} s")
+        if isinstance(e, openai.APIConnectionError):
+            return JudgeTransportError("connection", self._scrub(f"connection failed: {e.__cause__ or e}"))
+        if isinstance(e, openai.APIStatusError):
+            status = e.status_code
+            if status == 429:
+                return JudgeTransportError("rate_limit", f"HTTP 429: {msg}", status=status,
+                                           retry_after=parse_retry_after(e.response.headers))
+            if status >= 500 or status in (408, 409):
+                return JudgeTransportError("server", f"HTTP {status}: {msg}", status=status)
+            return JudgeTransportError("fatal", f"HTTP {status}: {msg}", status=status)
+        return JudgeTransportError("fatal", msg)
+
+    async def aclose(self) -> None:
+        clients, self._clients = self._clients, {}
+        for c in clients.values():
+            try:
+                await c.close()
+            except Exception:  # noqa: BLE001 - closing a client from a dead loop is harmless
+                pass
+
+
+_KNOWN_PARAMS = {"temperature", "top_p", "seed", "max_tokens", "max_completion_tokens", "n", "stop",
+                 "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs", "response_format",
+                 "reasoning_effort"}

@@ -1,0 +1,1 @@
+"""Test helpers shipped with vreason (a loopback OpenAI-compatible server, …)."""
