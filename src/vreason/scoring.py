@@ -42,7 +42,7 @@ class ScoreContext:
         return ScoreContext(run_dir=self.run_dir, options=dict(self.options), judges={})
 
 
-class Scorer(ABC):
+class Scorer(ABC):  # noqa: B024 - either score() or ascore() is overridden
     """Base class. Subclasses set ``name``, ``version``, ``metrics`` and implement ``score``
     (cpu) or ``ascore`` (io)."""
 

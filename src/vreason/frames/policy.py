@@ -12,7 +12,7 @@ Grammar: ``kind[:arg][+option...]``
 ``last`` / ``first``   the last / first frame (RISE maze, symmetry, board games)
 ``last_fraction:N/P``  N evenly spaced frames in the last P of the video (RISE ``-1`` = ``3/0.4``)
 ``all``                every frame
-``indices:a,b,c``      explicit indices (clipped to the video)
+``indices:a,b,c``      explicit indices (those past the end dropped; none left → the last frame)
 =====================  ======================================================================
 
 Options: ``+drop_first``, ``+drop_last``, ``+drop_ends`` (after selection; RISE VQ is
@@ -206,7 +206,7 @@ class FramePolicy(BaseModel):
         elif self.kind == "all":
             idx = list(range(t))
         elif self.kind == "indices":
-            idx = [min(i, t - 1) for i in self.explicit]
+            idx = [i for i in self.explicit if i < t] or [t - 1]
         else:  # pragma: no cover - guarded by the Literal
             raise ValueError(self.kind)
 

@@ -1,0 +1,250 @@
+"""`vreason`: run protocols, import videos, preflight, report."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import shutil
+import sys
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from vreason import __version__
+from vreason.errors import ConfigError, VReasonError
+
+app = typer.Typer(
+    name="vreason",
+    help="Evaluate reasoning in video generation models: RISE-Video, RULER-Bench, MME-CoF-Pro, "
+    "TiViBench, PAI-Bench and a built-in verifiable suite. Start with `vreason list`, then "
+    "`vreason run synth` (offline) or `vreason run <benchmark> --data … --videos … --judge …`.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode="rich",
+)
+console = Console(stderr=True)
+out = Console()
+
+
+def _csv(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def _ints(value: str | None, what: str) -> list[int]:
+    try:
+        return [int(v) for v in _csv(value)]
+    except ValueError as exc:
+        raise typer.BadParameter(f"{what} must be comma-separated integers, got {value!r}") from exc
+
+
+def _parse_opts(pairs: list[str]) -> dict[str, Any]:
+    opts: dict[str, Any] = {}
+    for pair in pairs:
+        key, eq, val = pair.partition("=")
+        if not eq or not key:
+            raise typer.BadParameter(f"--opt expects key=value, got {pair!r}")
+        try:
+            opts[key] = json.loads(val)
+        except json.JSONDecodeError:
+            opts[key] = val
+    return opts
+
+
+def _fit_options(protocol: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Keep only options the protocol's constructor accepts (warn about the rest)."""
+    from vreason.registry import benchmarks, load_builtins
+
+    load_builtins()
+    cls = benchmarks.get(protocol)
+    params = inspect.signature(cls.__init__).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return options
+    kept = {k: v for k, v in options.items() if k in params}
+    dropped = sorted(set(options) - set(kept))
+    if dropped:
+        console.print(f"[yellow]note[/]: {protocol} ignores option(s) {', '.join(dropped)}")
+    return kept
+
+
+def version_cb(value: bool) -> None:
+    if value:
+        out.print(f"vreason {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=version_cb, is_eager=True,
+                                 help="Print the version and exit."),
+    plugin: list[str] = typer.Option([], "--plugin", envvar="VREASON_PLUGINS",
+                                     help="Python file or module registering extra protocols/scorers."),
+) -> None:
+    """vreason command line."""
+    for p in plugin:
+        load_plugin(p)
+
+
+def load_plugin(spec: str) -> None:
+    """Import a plugin (a ``.py`` file or a module name); it registers entries on import."""
+    import importlib
+
+    if spec.endswith(".py"):
+        if not os.path.isfile(spec):
+            raise ConfigError(f"plugin {spec}: file does not exist")
+        # import by module name from its folder, so worker processes can import it too
+        folder = os.path.dirname(os.path.abspath(spec))
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        importlib.import_module(os.path.splitext(os.path.basename(spec))[0])
+    else:
+        importlib.import_module(spec)
+
+
+@app.command("list")
+def list_cmd() -> None:
+    """Show the benchmarks, built-in models, judge backends and frame-policy presets, with the
+    extra each needs."""
+    from vreason.frames.policy import PRESETS
+    from vreason.registry import benchmarks, generators, judges, load_builtins
+
+    load_builtins()
+    for title, reg in (("benchmarks", benchmarks), ("built-in models", generators), ("judge backends", judges)):
+        t = Table(title=title)
+        t.add_column("name")
+        t.add_column("extra")
+        t.add_column("what")
+        for e in reg.entries():
+            t.add_row(e.name, e.extra or "core", e.summary)
+        out.print(t)
+    t = Table(title="frame-policy presets")
+    t.add_column("preset")
+    t.add_column("policy")
+    for k, v in PRESETS.items():
+        t.add_row(k, v)
+    out.print(t)
+
+
+@app.command()
+def run(
+    protocol: str = typer.Argument(..., help="Benchmark protocol: synth, rise, ruler, mmecof (see `vreason list`)."),
+    name: str = typer.Option(None, "--name", "-n", help="Run name; results go to RUNS/<name>/ [default: protocol]."),
+    runs: str = typer.Option("runs", "--runs", help="Folder holding run directories."),
+    models: str = typer.Option(..., "--models", "-m", help="Comma-separated model names (built-in or imported)."),
+    seeds: str = typer.Option("0", "--seeds", help="Comma-separated generation seeds per sample."),
+    data: str = typer.Option(None, "--data", help="Benchmark data folder (e.g. RISE's snapshot, RULER's data)."),
+    videos: str = typer.Option(None, "--videos", help="Folder of generated videos to import before scoring."),
+    convention: str = typer.Option(None, "--convention",
+                                   help="Layout of --videos: vreason, rise, ruler, tivibench, pai."),
+    manifest: str = typer.Option(None, "--manifest", help="JSONL/CSV manifest: sample_id, model, seed, path."),
+    judge: str = typer.Option(None, "--judge", help="Judge spec, e.g. openai:gpt-5 or vllm:Qwen3-VL@URL."),
+    vq_judge: str = typer.Option(None, "--vq-judge", help="Separate judge for visual quality (RISE)."),
+    hint: str = typer.Option(None, "--hint", help="MME-CoF-Pro hint setting: none, text, visual."),
+    per_task: int = typer.Option(None, "--per-task", help="Built-in suite: samples per family × difficulty."),
+    suite_seed: int = typer.Option(None, "--suite-seed", help="Built-in suite: seed of the task generator."),
+    families: str = typer.Option(None, "--families", help="Built-in suite: comma-separated families."),
+    opt: list[str] = typer.Option([], "--opt", help="Extra protocol option key=value (repeatable)."),
+    workers: int = typer.Option(None, "--workers", "-j", help="Worker processes for CPU work [default: cores]."),
+    limit: int = typer.Option(None, "--limit", help="Only the first N samples (smoke runs)."),
+    retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run units that ended unscored/error."),
+    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the judge cache."),
+    refresh: bool = typer.Option(False, "--refresh", help="Ignore cached judge replies (but store new ones)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Judges estimate requests/tokens/cost, send nothing."),
+    force_new: bool = typer.Option(False, "--force-new", help="Delete RUNS/<name> first instead of resuming."),
+) -> None:
+    """Run a protocol end to end: import-or-generate → score → aggregate. Resumable: the same
+    command again skips finished units."""
+    from vreason.runner.run import RunConfig, Runner
+
+    run_dir = os.path.join(runs, name or protocol)
+    if force_new and os.path.exists(run_dir):
+        shutil.rmtree(run_dir)
+    options: dict[str, Any] = {k: v for k, v in {
+        "data": data, "videos": videos, "hint": hint, "per_task": per_task, "seed": suite_seed,
+        "families": _csv(families) or None,
+    }.items() if v is not None}
+    options.update(_parse_opts(opt))
+    judges = {k: v for k, v in {"default": judge, "vq": vq_judge}.items() if v}
+    cfg = RunConfig(
+        protocol=protocol, run_dir=run_dir, models=_csv(models), seeds=_ints(seeds, "--seeds"),
+        options=_fit_options(protocol, options), judges=judges,
+        judge_options={"no_cache": no_cache, "refresh": refresh, "dry_run": dry_run} if judges else {},
+        workers=workers, retry_failed=retry_failed, limit=limit,
+        videos_dir=videos, convention=convention, manifest=manifest,
+    )
+    summary = Runner(cfg, console=console).run()
+    _print_summary(summary.as_dict())
+    if summary.interrupted:
+        raise typer.Exit(130)
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    t = Table(title=f"run {os.path.basename(s['run_dir'])}", show_header=False)
+    t.add_row("samples", f"{s['samples']} ({s['load_errors']} records skipped)")
+    t.add_row("videos", ", ".join(f"{k}: {v}" for k, v in sorted(s["videos"].items())) or "–")
+    t.add_row("units", f"{s['units_total']} total, {s['units_skipped']} already done")
+    t.add_row("this run", ", ".join(f"{k}: {v}" for k, v in sorted(s["units_run"].items())) or "nothing to do")
+    t.add_row("seconds", ", ".join(f"{k} {v:.1f}" for k, v in s["seconds"].items()))
+    t.add_row("results", s["run_dir"])
+    console.print(t)
+    reasons = sorted(s.get("failure_reasons", {}).items(), key=lambda kv: -kv[1])
+    for reason, n in reasons[:8]:
+        console.print(f"[yellow]{n:>5} ×[/] {reason}")
+    if len(reasons) > 8:
+        console.print(f"… {len(reasons) - 8} more failure reasons (see the run's report)")
+
+
+@app.command()
+def report(run_dir: str = typer.Argument(..., help="A run directory, e.g. runs/demo.")) -> None:
+    """Aggregate a run into its protocol's tables and charts; print them and write RUN/report/."""
+    from vreason.report.build import build_report
+    from vreason.runner.run import make_protocol
+    from vreason.store import RunStore
+
+    store = RunStore(run_dir, create=False)
+    man = store.read_manifest()
+    cfg = man.get("config", {})
+    if not cfg.get("protocol"):
+        raise ConfigError(f"{run_dir}: manifest.json names no protocol")
+    protocol = make_protocol(cfg["protocol"], cfg.get("options", {}))
+    paths = build_report(store, protocol, console=console)
+    store.close()
+    out.print(f"wrote {len(paths)} files under {os.path.join(run_dir, 'report')}")
+
+
+@app.command()
+def export(
+    run_dir: str = typer.Argument(..., help="A run directory."),
+    out_dir: str = typer.Option(None, "--out", help="Where to write [default: the run directory]."),
+) -> None:
+    """Export scores and videos to JSONL and CSV (and parquet when pyarrow is installed)."""
+    from vreason.store import RunStore
+
+    with RunStore(run_dir, create=False) as store:
+        for p in store.export(out_dir):
+            out.print(p)
+
+
+def _register_subcommands() -> None:
+    from vreason.cli import data_cmds, synth_cmds
+
+    data_cmds.register(app)
+    app.add_typer(synth_cmds.synth_app, name="synth")
+
+
+_register_subcommands()
+
+
+def main() -> None:
+    try:
+        app()
+    except (VReasonError, FileNotFoundError, KeyError, ImportError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        console.print(f"[red]error[/]: {msg}")
+        sys.exit(2)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

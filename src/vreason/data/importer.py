@@ -1,0 +1,202 @@
+"""Bring your own videos: a manifest (JSONL / CSV) or a seed benchmark's path convention.
+
+Identity comes from the manifest row or from the path convention — never from guessing: a file
+whose name does not parse, or whose id is unsafe, is reported as an error for that file; a
+sample without a file is *missing* (decided by preflight / the runner), never matched to
+another sample's file.
+
+Conventions (``root`` is the folder given):
+
+============  =======================================  ==========================================
+name          layout                                   identity
+============  =======================================  ==========================================
+``vreason``   ``{model}/{sample_id}__{seed}.mp4``      what ``vreason run`` writes
+``rise``      ``{model}/{category}/{task_id}.mp4``     sample = task_id, seed 0
+``ruler``     ``{model}/{task_name}/{index}.mp4``      sample = ``safe_id_from(task_name-index)``
+``tivibench`` ``{key}/{key}-{0..4}.mp4``               sample = key, seed = the suffix; ``--model``
+``pai``       ``{video_id}__{seed}.mp4``               sample = video_id; ``--model``
+============  =======================================  ==========================================
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from vreason.records import GenerationManifest, Video, VideoStatus, check_safe_id, safe_id_from
+
+VIDEO_EXTS = (".mp4", ".webm", ".mkv", ".mov", ".avi")
+CONVENTIONS = ("vreason", "rise", "ruler", "tivibench", "pai")
+
+
+@dataclass
+class ImportResult:
+    videos: list[Video] = field(default_factory=list)
+    errors: list[dict[str, str]] = field(default_factory=list)
+
+    def add_error(self, where: str, reason: str) -> None:
+        self.errors.append({"where": where, "reason": reason})
+
+
+def _is_video(p: Path) -> bool:
+    return p.is_file() and p.suffix.lower() in VIDEO_EXTS
+
+
+def _video(sample_id: str, model: str, seed: int, path: Path, res: ImportResult, **manifest) -> None:
+    try:
+        exists = path.is_file()
+        res.videos.append(Video(
+            sample_id=sample_id, model=model, seed=int(seed), path=str(path.resolve()),
+            status=VideoStatus.ok if exists else VideoStatus.missing,
+            reason=None if exists else f"listed but not found: {path}",
+            manifest=GenerationManifest(source="imported", **manifest)))
+    except (ValidationError, ValueError) as exc:
+        res.add_error(str(path), f"odd id: {_first_error(exc)}")
+
+
+def _first_error(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        e = exc.errors()[0]
+        return f"{'.'.join(str(x) for x in e.get('loc', ()))}: {e.get('msg')}"
+    return str(exc)
+
+
+def _models(root: Path, model: str | None) -> list[Path]:
+    if model:
+        check_safe_id(model, "model name")
+        d = root / model
+        return [d] if d.is_dir() else []
+    return sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def scan(root: str | os.PathLike, convention: str, model: str | None = None) -> ImportResult:
+    """Find videos under ``root`` laid out by ``convention`` (see the module docstring)."""
+    root_p = Path(root)
+    res = ImportResult()
+    if not root_p.is_dir():
+        res.add_error(str(root), "videos folder does not exist")
+        return res
+    if convention not in CONVENTIONS:
+        raise ValueError(f"unknown convention {convention!r} (known: {', '.join(CONVENTIONS)})")
+    if convention in ("tivibench", "pai") and not model:
+        raise ValueError(f"convention {convention!r} has no model folder: pass --model")
+
+    if convention == "vreason":
+        for mdir in _models(root_p, model):
+            for f in sorted(mdir.iterdir()):
+                if not _is_video(f):
+                    continue
+                m = re.fullmatch(r"(.+)__(\d+)", f.stem)
+                if not m:
+                    res.add_error(str(f), "name is not {sample_id}__{seed}")
+                    continue
+                _video(m.group(1), mdir.name, int(m.group(2)), f, res)
+    elif convention == "rise":
+        for mdir in _models(root_p, model):
+            for cdir in sorted(p for p in mdir.iterdir() if p.is_dir()):
+                for f in sorted(cdir.iterdir()):
+                    if _is_video(f):
+                        _video(f.stem, mdir.name, 0, f, res, params={"category_folder": cdir.name})
+    elif convention == "ruler":
+        for mdir in _models(root_p, model):
+            for tdir in sorted(p for p in mdir.iterdir() if p.is_dir()):
+                for f in sorted(tdir.iterdir()):
+                    if not _is_video(f):
+                        continue
+                    if not re.fullmatch(r"\d+", f.stem):
+                        res.add_error(str(f), "name is not {index}.mp4")
+                        continue
+                    _video(safe_id_from(f"{tdir.name}-{int(f.stem)}"), mdir.name, 0, f, res)
+    elif convention == "tivibench":
+        for kdir in sorted(p for p in root_p.iterdir() if p.is_dir()):
+            for f in sorted(kdir.iterdir()):
+                if not _is_video(f):
+                    continue
+                m = re.fullmatch(re.escape(kdir.name) + r"-(\d+)", f.stem)
+                if not m:
+                    res.add_error(str(f), f"name is not {kdir.name}-<n> (file outside its key folder?)")
+                    continue
+                _video(kdir.name, model, int(m.group(1)), f, res)
+    elif convention == "pai":
+        for f in sorted(root_p.iterdir()):
+            if not _is_video(f):
+                continue
+            m = re.fullmatch(r"(.+)__(\d+)", f.stem)
+            if not m:
+                res.add_error(str(f), "name is not {video_id}__{seed}")
+                continue
+            _video(m.group(1), model, int(m.group(2)), f, res)
+    return _drop_duplicates(res)
+
+
+def _drop_duplicates(res: ImportResult) -> ImportResult:
+    """Two files claiming one (sample, model, seed) are both reported, neither used."""
+    seen: dict[tuple, list[Video]] = {}
+    for v in res.videos:
+        seen.setdefault(v.key, []).append(v)
+    keep = []
+    for key, vs in seen.items():
+        if len(vs) == 1:
+            keep.append(vs[0])
+        else:
+            for v in vs:
+                res.add_error(v.path or "?", f"ambiguous: {len(vs)} files claim sample {key[0]} / {key[1]} / seed "
+                                             f"{key[2]}: {', '.join(os.path.basename(x.path or '') for x in vs)}")
+    res.videos = keep
+    return res
+
+
+def read_manifest(path: str | os.PathLike, default_model: str | None = None) -> ImportResult:
+    """Read a JSONL or CSV manifest with columns ``sample_id, model, seed, path`` (model/seed
+    optional when ``default_model`` / seed 0 apply). Relative paths are resolved against the
+    manifest's folder. Each bad row is an error naming the file, line and reason."""
+    p = Path(path)
+    res = ImportResult()
+    if not p.is_file():
+        res.add_error(str(p), "manifest does not exist")
+        return res
+    base = p.parent
+    rows: list[tuple[int, dict]] = []
+    if p.suffix.lower() == ".csv":
+        with open(p, newline="", encoding="utf-8") as fh:
+            rows = [(i + 2, dict(r)) for i, r in enumerate(csv.DictReader(fh))]
+    else:
+        with open(p, encoding="utf-8") as fh:
+            for i, line in enumerate(fh, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    obj = json.loads(line)
+                    if not isinstance(obj, dict):
+                        raise ValueError("not a JSON object")
+                    rows.append((i, obj))
+                except ValueError as exc:
+                    res.add_error(f"{p}:{i}", f"malformed JSON line: {exc}")
+    for line_no, row in rows:
+        where = f"{p}:{line_no}"
+        sid = row.get("sample_id") or row.get("id")
+        model = row.get("model") or default_model
+        vpath = row.get("path") or row.get("video_path")
+        if not sid or not model or not vpath:
+            missing = [k for k, v in (("sample_id", sid), ("model", model), ("path", vpath)) if not v]
+            res.add_error(where, f"missing field(s): {', '.join(missing)}")
+            continue
+        try:
+            seed = int(row.get("seed") if row.get("seed") not in (None, "") else 0)
+        except (TypeError, ValueError):
+            res.add_error(where, f"seed {row.get('seed')!r} is not an integer")
+            continue
+        fp = Path(str(vpath))
+        fp = fp if fp.is_absolute() else base / fp
+        extra = {k: row[k] for k in ("prompt", "model_id", "revision") if row.get(k)}
+        n = len(res.videos)
+        _video(str(sid), str(model), seed, fp, res, **extra)
+        if len(res.videos) == n:
+            res.errors[-1]["where"] = where
+    return _drop_duplicates(res)

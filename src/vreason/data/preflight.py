@@ -1,0 +1,103 @@
+"""Preflight: before any scoring, per model — missing, extra, undecodable and too-short videos,
+fps and resolution."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+
+from vreason.errors import VideoError
+from vreason.frames.video import probe
+from vreason.records import Sample, Video, VideoStatus
+
+
+@dataclass
+class ModelPreflight:
+    model: str
+    expected: int = 0
+    found: int = 0
+    ok: int = 0
+    missing: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)
+    undecodable: list[dict[str, str]] = field(default_factory=list)
+    too_short: list[dict[str, str]] = field(default_factory=list)
+    fps: dict[str, int] = field(default_factory=dict)
+    resolution: dict[str, int] = field(default_factory=dict)
+    frames: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class PreflightReport:
+    models: list[ModelPreflight]
+    errors: list[dict[str, str]] = field(default_factory=list)
+    """Import errors (odd names, unsafe ids, ambiguous files)."""
+
+    @property
+    def clean(self) -> bool:
+        return not self.errors and all(
+            not (m.missing or m.undecodable or m.too_short) for m in self.models
+        )
+
+    def as_dict(self) -> dict:
+        return {"clean": self.clean, "models": [asdict(m) for m in self.models], "errors": self.errors}
+
+
+def _key(sid: str, seed: int) -> str:
+    return f"{sid}#{seed}"
+
+
+def preflight(
+    samples: list[Sample],
+    videos: list[Video],
+    *,
+    models: list[str] | None = None,
+    seeds: list[int] | None = None,
+    min_frames: int = 2,
+    min_seconds: float = 0.0,
+    import_errors: list[dict[str, str]] | None = None,
+) -> PreflightReport:
+    """Check ``videos`` against the expected (sample × seed) grid for each model."""
+    seeds = seeds or [0]
+    models = models or sorted({v.model for v in videos})
+    ids = {s.id for s in samples}
+    out: list[ModelPreflight] = []
+    for model in models:
+        rep = ModelPreflight(model=model, expected=len(ids) * len(seeds))
+        mine = [v for v in videos if v.model == model]
+        have = {(v.sample_id, v.seed): v for v in mine}
+        for s in samples:
+            for seed in seeds:
+                v = have.get((s.id, seed))
+                if v is None or v.status == VideoStatus.missing:
+                    rep.missing.append(_key(s.id, seed))
+        fps, res = Counter(), Counter()
+        lengths = []
+        for v in mine:
+            if v.sample_id not in ids or v.seed not in seeds:
+                rep.extra.append(f"{_key(v.sample_id, v.seed)} ({v.path})")
+                continue
+            if v.status == VideoStatus.missing:
+                continue
+            rep.found += 1
+            if v.status != VideoStatus.ok:
+                rep.undecodable.append({"video": _key(v.sample_id, v.seed), "reason": v.reason or v.status.value})
+                continue
+            try:
+                info = probe(v.path)
+            except VideoError as exc:
+                rep.undecodable.append({"video": _key(v.sample_id, v.seed), "reason": str(exc)})
+                continue
+            fps[f"{info.fps:.3g}"] += 1
+            res[f"{info.width}x{info.height}"] += 1
+            lengths.append(info.n_frames)
+            if info.n_frames < min_frames or info.duration < min_seconds:
+                rep.too_short.append({"video": _key(v.sample_id, v.seed),
+                                      "reason": f"{info.n_frames} frames, {info.duration:.2f} s "
+                                                f"(need ≥ {min_frames} frames, ≥ {min_seconds} s)"})
+                continue
+            rep.ok += 1
+        rep.fps, rep.resolution = dict(fps), dict(res)
+        if lengths:
+            rep.frames = {"min": min(lengths), "max": max(lengths), "mean": sum(lengths) / len(lengths)}
+        out.append(rep)
+    return PreflightReport(models=out, errors=list(import_errors or []))

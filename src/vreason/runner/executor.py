@@ -1,0 +1,97 @@
+"""The local executor: CPU work in worker processes, I/O-bound work concurrent on one event loop.
+
+Work items are coroutines or picklable functions; results are handed back to the caller's
+``on_done`` callback on the loop thread (where the store is written), as they arrive.
+In-flight work is bounded, so a run of 100k units never queues 100k futures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import os
+from collections.abc import Awaitable, Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass
+class Job:
+    key: Any
+    kind: str  # "cpu" or "io"
+    fn: Callable[..., Any] | None = None  # cpu: picklable function
+    args: tuple = ()
+    coro_factory: Callable[[], Awaitable[Any]] | None = None  # io
+
+
+def _worker_init() -> None:
+    """Workers ignore Ctrl-C: the main process decides, cancels and shuts the pool down."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def default_workers() -> int:
+    return max(1, os.cpu_count() or 1)
+
+
+class LocalExecutor:
+    def __init__(self, workers: int | None = None, io_concurrency: int = 32):
+        self.workers = workers or default_workers()
+        self.io_concurrency = io_concurrency
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _get_pool(self) -> ProcessPoolExecutor | None:
+        if self.workers <= 1:
+            return None  # run CPU work in a thread of this process (tests, debugging)
+        if self._pool is None:
+            ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else None
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_worker_init)
+        return self._pool
+
+    def shutdown(self, cancel: bool = False) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=not cancel, cancel_futures=cancel)
+            self._pool = None
+
+    async def run(
+        self,
+        jobs: Iterable[Job],
+        on_done: Callable[[Job, Any, BaseException | None], None],
+    ) -> None:
+        """Run every job; call ``on_done(job, result, error)`` on the loop thread as each finishes."""
+        loop = asyncio.get_running_loop()
+        pool = self._get_pool()
+        cpu_slots = asyncio.Semaphore(self.workers * 2)
+        io_slots = asyncio.Semaphore(self.io_concurrency)
+        pending: set[asyncio.Task] = set()
+
+        async def one(job: Job, slots: asyncio.Semaphore) -> None:
+            try:
+                if job.kind == "cpu":
+                    res = await loop.run_in_executor(pool, job.fn, *job.args)
+                else:
+                    res = await job.coro_factory()
+                err = None
+            except asyncio.CancelledError:
+                raise
+            except BaseException as exc:  # noqa: BLE001 - reported to the caller, never swallowed
+                res, err = None, exc
+            finally:
+                slots.release()
+            on_done(job, res, err)
+
+        try:
+            for job in jobs:
+                slots = cpu_slots if job.kind == "cpu" else io_slots
+                await slots.acquire()
+                task = asyncio.create_task(one(job, slots))
+                pending.add(task)
+                task.add_done_callback(pending.discard)
+            while pending:
+                await asyncio.gather(*list(pending))
+        except BaseException:
+            for t in list(pending):
+                t.cancel()
+            raise

@@ -1,0 +1,314 @@
+"""Run a protocol end to end: import-or-generate → score → aggregate, resumable.
+
+The same command again skips finished units; ``retry_failed`` re-runs unscored/error ones.
+Results are written to the store as they arrive, so a kill loses at most the units in flight.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+
+from vreason.errors import VideoError
+from vreason.records import Sample, Score, Video, VideoStatus
+from vreason.registry import benchmarks, load_builtins
+from vreason.runner.executor import Job, LocalExecutor
+from vreason.runner.progress import make_progress
+from vreason.scoring import ScoreContext, Scorer
+from vreason.store import RunStore
+
+
+@dataclass
+class RunConfig:
+    protocol: str
+    run_dir: str
+    models: list[str]
+    seeds: list[int] = field(default_factory=lambda: [0])
+    options: dict[str, Any] = field(default_factory=dict)
+    judges: dict[str, str] = field(default_factory=dict)
+    """Judge role → spec string (``default``, ``vq``…)."""
+    judge_options: dict[str, Any] = field(default_factory=dict)
+    workers: int | None = None
+    io_concurrency: int = 32
+    retry_failed: bool = False
+    limit: int | None = None
+    videos_dir: str | None = None
+    """Import videos from this folder by ``convention`` before scoring."""
+    convention: str | None = None
+    manifest: str | None = None
+    """Import videos listed in this JSONL/CSV manifest before scoring."""
+    aggregate: bool = True
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+@dataclass
+class RunSummary:
+    run_dir: str
+    samples: int = 0
+    load_errors: int = 0
+    videos: dict[str, int] = field(default_factory=dict)
+    units_total: int = 0
+    units_skipped: int = 0
+    units_run: dict[str, int] = field(default_factory=dict)
+    interrupted: bool = False
+    seconds: dict[str, float] = field(default_factory=dict)
+    report_paths: list[str] = field(default_factory=list)
+    failure_reasons: dict[str, int] = field(default_factory=dict)
+    """Why videos or units failed (reason → count), most common first in the CLI summary."""
+
+    def note_failure(self, reason: str | None) -> None:
+        key = (reason or "?")[:160]
+        self.failure_reasons[key] = self.failure_reasons.get(key, 0) + 1
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+
+
+def make_protocol(name: str, options: dict[str, Any]):
+    load_builtins()
+    cls = benchmarks.get(name)
+    return cls(**options)
+
+
+# ---------------------------------------------------------------------- worker functions
+def _generate_in_worker(generator, sample: Sample, seed: int, out_path: str) -> Video:
+    try:
+        return generator.generate(sample, seed, out_path)
+    except Exception as exc:  # a crash is a failed video with its reason, the run goes on
+        return generator.failed(sample, seed, f"generator crashed: {type(exc).__name__}: {exc}")
+
+
+def _score_in_worker(scorer: Scorer, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+    try:
+        return scorer.score(sample, video, ctx)
+    except VideoError as exc:
+        return scorer.fail(sample, video, f"video error: {exc}")
+    except Exception as exc:
+        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        return scorer.fail(sample, video, f"scorer crashed: {tb}")
+
+
+def _check_scores(scorer: Scorer, sample: Sample, video: Video, scores: Any) -> list[Score]:
+    if not isinstance(scores, list) or not scores or not all(isinstance(s, Score) for s in scores):
+        return scorer.fail(sample, video, f"scorer {scorer.name} returned {type(scores).__name__}, not Scores")
+    return scores
+
+
+class Runner:
+    def __init__(self, cfg: RunConfig, console: Console | None = None):
+        self.cfg = cfg
+        self.console = console or Console(stderr=True)
+        self.protocol = make_protocol(cfg.protocol, cfg.options)
+        self.store = RunStore(cfg.run_dir)
+        self.summary = RunSummary(run_dir=self.store.run_dir)
+
+    # ------------------------------------------------------------------ stages
+    def load(self) -> list[Sample]:
+        t0 = time.perf_counter()
+        res = self.protocol.load()
+        samples = res.samples[: self.cfg.limit] if self.cfg.limit else res.samples
+        self.store.put_samples(samples)
+        self.store.set_meta("load_errors", res.errors)
+        self.summary.samples, self.summary.load_errors = len(samples), len(res.errors)
+        for err in res.errors[:10]:
+            self.console.print(f"[yellow]record skipped[/] {err.get('where', '?')}: {err.get('reason', '?')}")
+        if len(res.errors) > 10:
+            self.console.print(f"[yellow]… {len(res.errors) - 10} more record errors (see manifest)[/]")
+        self.summary.seconds["load"] = time.perf_counter() - t0
+        return samples
+
+    def import_videos(self) -> None:
+        """Bring in videos from --videos/--convention or --manifest (for the run's models)."""
+        from vreason.data.importer import read_manifest, scan
+
+        results = []
+        if self.cfg.manifest:
+            results.append(read_manifest(self.cfg.manifest))
+        if self.cfg.videos_dir:
+            conv = self.cfg.convention or getattr(self.protocol, "convention", None) or "vreason"
+            for model in self.cfg.models:
+                if self.protocol.generator(model) is None:
+                    results.append(scan(self.cfg.videos_dir, conv, model=model))
+        errors = [e for r in results for e in r.errors]
+        vids = [v for r in results for v in r.videos if v.model in self.cfg.models]
+        if vids:
+            self.store.put_videos(vids)
+        if errors:
+            self.store.set_meta("import_errors", errors)
+            for e in errors[:10]:
+                self.console.print(f"[yellow]import[/] {e['where']}: {e['reason']}")
+
+    def _video_path(self, model: str, sample: Sample, seed: int) -> str:
+        return os.path.join(self.store.run_dir, "videos", model, f"{sample.id}__{seed}.mp4")
+
+    async def videos(self, samples: list[Sample], executor: LocalExecutor) -> dict[tuple[str, str, int], Video]:
+        """Import-or-generate: a video per (sample, model, seed), recorded in the store."""
+        t0 = time.perf_counter()
+        have = {v.key: v for v in self.store.videos()}
+        jobs: list[Job] = []
+        for model in self.cfg.models:
+            gen = self.protocol.generator(model)
+            for s in samples:
+                for seed in self.cfg.seeds:
+                    key = (s.id, model, seed)
+                    old = have.get(key)
+                    if old is not None and (old.status == VideoStatus.ok or not self.cfg.retry_failed):
+                        if old.status == VideoStatus.ok and old.path and not os.path.exists(old.path):
+                            have[key] = old.model_copy(update={"status": VideoStatus.missing, "reason":
+                                                               f"file vanished: {old.path}"})
+                        continue
+                    if gen is not None:
+                        out = self._video_path(model, s, seed)
+                        os.makedirs(os.path.dirname(out), exist_ok=True)
+                        jobs.append(Job(key=key, kind="cpu", fn=_generate_in_worker, args=(gen, s, seed, out)))
+                    else:
+                        located = getattr(self.protocol, "locate_video", lambda *a: None)(model, s, seed)
+                        if located and os.path.exists(located):
+                            have[key] = Video(sample_id=s.id, model=model, seed=seed, path=located)
+                        else:
+                            why = f"no video for {s.id} / {model} / seed {seed}"
+                            why += f" (expected at {located})" if located else " (import it with `vreason import`)"
+                            have[key] = Video(sample_id=s.id, model=model, seed=seed, path=None,
+                                              status=VideoStatus.missing, reason=why)
+                        self.store.put_video(have[key])
+        if jobs:
+            with make_progress(self.console) as prog:
+                task = prog.add_task("generate", total=len(jobs))
+
+                def done(job: Job, video: Video | None, err: BaseException | None) -> None:
+                    if err is not None:
+                        s_id, model, seed = job.key
+                        video = Video(sample_id=s_id, model=model, seed=seed, status=VideoStatus.failed,
+                                      reason=f"generation failed: {type(err).__name__}: {err}")
+                    self.store.put_video(video)
+                    have[job.key] = video
+                    if video.status != VideoStatus.ok:
+                        self.summary.note_failure(video.reason)
+                    prog.advance(task)
+
+                await executor.run(jobs, done)
+        for v in have.values():
+            self.summary.videos[v.status.value] = self.summary.videos.get(v.status.value, 0) + 1
+        self.summary.seconds["videos"] = time.perf_counter() - t0
+        return have
+
+    async def score(self, samples: list[Sample], videos: dict, executor: LocalExecutor, ctx: ScoreContext) -> None:
+        t0 = time.perf_counter()
+        scorers = self.protocol.scorers()
+        by_id = {s.id: s for s in samples}
+        wanted = [
+            (s.id, m, seed, sc.name)
+            for s in samples for m in self.cfg.models for seed in self.cfg.seeds
+            for sc in scorers if sc.applies(s)
+        ]
+        todo = self.store.pending(wanted, retry_failed=self.cfg.retry_failed)
+        self.summary.units_total, self.summary.units_skipped = len(wanted), len(wanted) - len(todo)
+        scorer_by_name = {sc.name: sc for sc in scorers}
+        worker_ctx = ctx.for_worker()
+        jobs: list[Job] = []
+        for key in todo:
+            sid, model, seed, sname = key
+            sample, scorer = by_id[sid], scorer_by_name[sname]
+            video = videos.get((sid, model, seed)) or Video(
+                sample_id=sid, model=model, seed=seed, status=VideoStatus.missing, reason="no video record")
+            if video.status != VideoStatus.ok:
+                self._record(key, scorer.fail(sample, video, f"video {video.status.value}: {video.reason}"))
+                continue
+            if scorer.kind == "cpu":
+                jobs.append(Job(key=key, kind="cpu", fn=_score_in_worker, args=(scorer, sample, video, worker_ctx)))
+            else:
+                jobs.append(Job(key=key, kind="io", coro_factory=_io_factory(scorer, sample, video, ctx)))
+        if jobs:
+            with make_progress(self.console) as prog:
+                task = prog.add_task("score", total=len(jobs))
+
+                def done(job: Job, scores: Any, err: BaseException | None) -> None:
+                    sid, model, seed, sname = job.key
+                    scorer = scorer_by_name[sname]
+                    video = videos[(sid, model, seed)]
+                    if err is not None:
+                        scores = scorer.fail(by_id[sid], video, f"scorer crashed: {type(err).__name__}: {err}")
+                    self._record(job.key, _check_scores(scorer, by_id[sid], video, scores))
+                    prog.advance(task)
+
+                await executor.run(jobs, done)
+        self.summary.seconds["score"] = time.perf_counter() - t0
+
+    def _record(self, key, scores: list[Score]) -> None:
+        st = self.store.put_unit(key, scores)
+        self.summary.units_run[st] = self.summary.units_run.get(st, 0) + 1
+        if st != "ok":
+            self.summary.note_failure(next((s.reason for s in scores if s.reason), None))
+
+    def aggregate(self) -> list[str]:
+        from vreason.report.build import build_report
+
+        t0 = time.perf_counter()
+        paths = build_report(self.store, self.protocol, console=self.console)
+        self.summary.seconds["aggregate"] = time.perf_counter() - t0
+        return paths
+
+    # ------------------------------------------------------------------ entry point
+    def run(self) -> RunSummary:
+        self.store.start(self.cfg.as_dict(), command=f"run {self.cfg.protocol}")
+        executor = LocalExecutor(self.cfg.workers, self.cfg.io_concurrency)
+        status = "ok"
+        try:
+            samples = self.load()
+            self.import_videos()
+            asyncio.run(self._run_async(samples, executor))
+            self.store.export()
+            if self.cfg.aggregate:
+                self.summary.report_paths = self.aggregate()
+        except KeyboardInterrupt:
+            status = "interrupted"
+            self.summary.interrupted = True
+            executor.shutdown(cancel=True)
+            self.console.print(
+                "[yellow]interrupted[/]: finished units are saved; run the same command again to resume"
+            )
+        finally:
+            executor.shutdown()
+            self.store.finish(status, self.summary.as_dict())
+            self.store.close()
+        return self.summary
+
+    async def _run_async(self, samples: list[Sample], executor: LocalExecutor) -> None:
+        judges = await self._open_judges()
+        ctx = ScoreContext(run_dir=self.store.run_dir, options=dict(self.cfg.options), judges=judges)
+        try:
+            videos = await self.videos(samples, executor)
+            await self.score(samples, videos, executor, ctx)
+        finally:
+            for j in judges.values():
+                close = getattr(j, "aclose", None)
+                if close is not None:
+                    await close()
+
+    async def _open_judges(self) -> dict[str, Any]:
+        if not self.cfg.judges:
+            return {}
+        from vreason.judge.spec import make_judge
+
+        opts = dict(self.cfg.judge_options)
+        opts.setdefault("cache_path", os.path.join(self.store.run_dir, "judge_cache.sqlite"))
+        return {role: make_judge(spec, **opts) for role, spec in self.cfg.judges.items()}
+
+
+def _io_factory(scorer: Scorer, sample: Sample, video: Video, ctx: ScoreContext):
+    async def go() -> list[Score]:
+        try:
+            return await scorer.ascore(sample, video, ctx)
+        except VideoError as exc:
+            return scorer.fail(sample, video, f"video error: {exc}")
+
+    return go
+

@@ -1,0 +1,140 @@
+"""The runner end to end on a tiny plugin protocol: resume, retry, kill -9, Ctrl-C."""
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+from conftest import PLUGIN
+from vreason.runner.run import RunConfig, Runner
+from vreason.store import RunStore
+
+VREASON = [sys.executable, "-m", "vreason.cli.main"]
+
+
+def _cfg(run_dir, **kw):
+    base = dict(protocol="slowtest", run_dir=str(run_dir), models=["counter"], seeds=[0, 1],
+                options={"n": 6, "delay": 0.0}, workers=1)
+    base.update(kw)
+    return RunConfig(**base)
+
+
+def _rows(run_dir):
+    with open(os.path.join(run_dir, "scores.jsonl")) as fh:
+        return sorted(fh.read().splitlines())
+
+
+def test_run_resume_and_retry_failed(tmp_path, slow_plugin, monkeypatch):
+    run_dir = tmp_path / "r"
+    s = Runner(_cfg(run_dir)).run()
+    assert s.units_total == 6 * 2 * 2 and s.units_skipped == 0
+    assert s.units_run == {"ok": 20, "error": 2, "unscored": 2}
+    with RunStore(run_dir) as st:
+        df = st.scores_frame()
+    # every value traces back to the right file: brightness encodes (index, seed)
+    bright = df[(df.metric == "brightness") & (df.status == "ok")]
+    for _, row in bright.iterrows():
+        idx = int(row.sample_id[1:])
+        assert abs(row.value - (idx * 5 + row.seed * 2)) <= 2
+    err = df[df.status == "error"]
+    assert set(err.sample_id) == {"s003"} and err.value.isna().all()
+    assert "deliberate failure" in err.reason.iloc[0]
+    assert os.path.exists(run_dir / "report" / "report.md")
+
+    again = Runner(_cfg(run_dir)).run()  # same command: nothing to do
+    assert again.units_skipped == 24 and again.units_run == {}
+
+    monkeypatch.setenv("SLOWPROTO_HEAL", "1")
+    healed = Runner(_cfg(run_dir, retry_failed=True)).run()
+    assert healed.units_run == {"ok": 4}
+    with RunStore(run_dir) as st:
+        assert st.counts()["units"] == {"ok": 24}
+        assert len(st.scores()) == 24  # replaced, not duplicated
+
+
+def test_missing_videos_are_errors_not_zeros(tmp_path, slow_plugin):
+    run_dir = tmp_path / "r"
+    s = Runner(_cfg(run_dir, models=["someone_else"], seeds=[0])).run()
+    assert s.videos == {"missing": 6}
+    with RunStore(run_dir) as st:
+        df = st.scores_frame()
+    assert (df.status == "error").all() and df.value.isna().all()
+    assert df.reason.str.contains("video missing").all()
+
+
+def _spawn(run_dir, n, delay, extra=()):
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    cmd = [*VREASON, "--plugin", PLUGIN, "run", "slowtest", "--runs", str(run_dir.parent), "--name", run_dir.name,
+           "--models", "counter", "--seeds", "0,1", "--opt", f"n={n}", "--opt", f"delay={delay}", "--workers", "2",
+           *extra]
+    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def _units_done(run_dir):
+    db = run_dir / "results.sqlite"
+    if not db.exists():
+        return 0
+    try:
+        con = sqlite3.connect(str(db), timeout=5)
+        n = con.execute("SELECT COUNT(*) FROM units").fetchone()[0]
+        con.close()
+        return n
+    except sqlite3.Error:
+        return 0
+
+
+def _wait(proc, timeout=120):
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.slow
+def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
+    n, delay = 24, 0.15
+    ref = tmp_path / "ref"
+    code, _, err = _wait(_spawn(ref, n, delay))
+    assert code == 0, err
+    killed = tmp_path / "killed"
+    proc = _spawn(killed, n, delay)
+    deadline = time.time() + 90
+    while _units_done(killed) < 15 and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    assert proc.poll() is None, "run finished before it could be killed"
+    os.killpg(proc.pid, signal.SIGKILL)  # the CLI and its worker processes, at once
+    proc.wait()
+    done_at_kill = _units_done(killed)
+    assert 15 <= done_at_kill < 4 * n
+    code, _, err = _wait(_spawn(killed, n, delay))
+    assert code == 0, err
+    with RunStore(killed) as st:
+        rows = st.conn.execute(
+            "SELECT sample_id, model, seed, scorer, metric, COUNT(*) FROM scores GROUP BY 1,2,3,4,5"
+        ).fetchall()
+        assert all(r[-1] == 1 for r in rows), "a unit was duplicated"
+        assert len(rows) == 4 * n, "a unit was lost"
+    assert _rows(killed) == _rows(ref)
+    man = json.loads((killed / "manifest.json").read_text())
+    assert [i.get("status") for i in man["invocations"]] == [None, "ok"]  # the killed one never finished
+
+
+@pytest.mark.slow
+def test_ctrl_c_is_clean_and_resumable(tmp_path):
+    run_dir = tmp_path / "int"
+    proc = _spawn(run_dir, 30, 0.05)
+    deadline = time.time() + 90
+    while _units_done(run_dir) < 5 and time.time() < deadline:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)
+    code, out, err = _wait(proc)
+    assert code == 130, err
+    assert "interrupted" in err and "Traceback" not in err
+    man = json.loads((run_dir / "manifest.json").read_text())
+    assert man["invocations"][-1]["status"] == "interrupted"
+    code, _, err = _wait(_spawn(run_dir, 30, 0.05))
+    assert code == 0, err
+    assert _units_done(run_dir) == 120
