@@ -1,0 +1,208 @@
+"""Gravity: a ball dropped or thrown falls under gravity and bounces on the floor.
+
+The solution is the simulated trajectory (analytic flights, restitution ``e`` and tangential
+friction at each bounce, rolling friction once the bounces die out). Difficulty: easy = dropped,
+big ball; medium = thrown; hard = thrown harder (upward too), smaller and bouncier ball (more bounces).
+
+Verifier: the ball is tracked by colour per frame. Checks: it starts where the first frame shows
+it; no teleport (per-frame steps bounded by the simulation's fastest step); between bounces the
+height follows a parabola (RMS residual relative to the ball radius) with a gravity in the scene's
+range and the horizontal motion is linear; every bounce happens at the floor; bounces do not gain
+height; the final position matches the simulation. Directional and a process rule.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from vreason.synth import frametools as ft
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+
+SKY = (222, 230, 238)
+FLOOR = (72, 72, 78)
+BALLS = {"red": (215, 35, 30), "blue": (30, 80, 225), "green": (25, 165, 55), "magenta": (200, 40, 185)}
+BOUNCE_FRICTION = 0.85
+ROLL_DECAY = 1.2
+"""Per-second exponential decay of the rolling speed once the ball rests on the floor."""
+
+
+def simulate(p: dict[str, Any], n: int, fps: float) -> tuple[np.ndarray, list[float]]:
+    """Positions (n, 2) at t = k / fps and the bounce times, for parameters ``p`` (pixels, seconds)."""
+    g, e, r = p["g"], p["e"], p["r"]
+    y_rest = p["floor_y"] - r
+    x, y = p["start"]
+    vx, vy = p["v0"]
+    t, t_end = 0.0, n / fps
+    segs: list[tuple[float, float, float, float, float, float]] = []  # t0, t1, x, y, vx, vy
+    bounces: list[float] = []
+    v_min = math.sqrt(2 * g * 1.0)  # a bounce lower than 1 px ends the flight
+    while t < t_end:
+        disc = vy * vy + 2 * g * (y_rest - y)
+        tau = (-vy + math.sqrt(max(0.0, disc))) / g
+        segs.append((t, t + tau, x, y, vx, vy))
+        t += tau
+        x += vx * tau
+        vy = -e * (vy + g * tau)
+        vx *= BOUNCE_FRICTION
+        y = y_rest
+        bounces.append(t)
+        if -vy < v_min:
+            break
+    rest_t, rest_x, rest_vx = t, x, vx
+    times = np.arange(n) / fps
+    pos = np.empty((n, 2))
+    for k, tk in enumerate(times):
+        for t0, t1, x0, y0, vx0, vy0 in segs:
+            if t0 <= tk < t1:
+                d = tk - t0
+                pos[k] = (x0 + vx0 * d, y0 + vy0 * d + 0.5 * g * d * d)
+                break
+        else:
+            d = max(0.0, tk - rest_t)
+            pos[k] = (rest_x + rest_vx / ROLL_DECAY * (1 - math.exp(-ROLL_DECAY * d)), y_rest)
+    return pos, [b for b in bounces if b < t_end]
+
+
+def _background(state: dict[str, Any], cfg: RenderConfig) -> np.ndarray:
+    import cv2
+
+    img = np.empty((cfg.height, cfg.width, 3), np.uint8)
+    img[:] = SKY
+    img[state["floor_y"]:] = FLOOR
+    cv2.line(img, (0, state["floor_y"]), (cfg.width, state["floor_y"]), (40, 40, 44), 2)
+    return img
+
+
+def _render(state: dict[str, Any], positions: np.ndarray, cfg: RenderConfig) -> list[np.ndarray]:
+    import cv2
+
+    bg = _background(state, cfg)
+    color = tuple(int(c) for c in state["ball_color"])
+    rad = int(round(state["r"] * 16))
+    out = []
+    for x, y in positions:
+        fr = bg.copy()
+        cv2.circle(fr, (int(round(x * 16)), int(round(y * 16))), rad, color, -1, cv2.LINE_AA, 4)
+        out.append(fr)
+    return out
+
+
+def _params(rng: np.random.Generator, difficulty: str, cfg: RenderConfig) -> dict[str, Any]:
+    H, W = cfg.height, cfg.width
+    floor_y = int(round(0.86 * H))
+    r = {"easy": 0.045, "medium": 0.04, "hard": 0.03}[difficulty] * H
+    e = float(rng.uniform(*{"easy": (0.55, 0.7), "medium": (0.6, 0.75), "hard": (0.7, 0.8)}[difficulty]))
+    g = 2.4 * H
+    y0 = float(rng.uniform(0.14, 0.38) * H)
+    if difficulty == "easy":
+        x0, v0 = float(rng.uniform(0.2, 0.8) * W), (0.0, 0.0)
+    else:
+        side = 1.0 if rng.random() < 0.5 else -1.0
+        x0 = float(rng.uniform(0.08, 0.25) * W) if side > 0 else float(rng.uniform(0.75, 0.92) * W)
+        speed = {"medium": (0.12, 0.22), "hard": (0.2, 0.32)}[difficulty]
+        vx = side * float(rng.uniform(*speed)) * W
+        vy = -float(rng.uniform(0.0, 0.25 if difficulty == "medium" else 0.5)) * math.sqrt(2 * g * (floor_y - y0))
+        v0 = (vx, vy)
+    return {"start": [x0, y0], "v0": list(v0), "r": float(r), "e": e, "g": float(g), "floor_y": floor_y}
+
+
+@family
+class Gravity(TaskFamily):
+    name = "gravity"
+    version = "1"
+    directional = True
+    process_rule = True
+
+    def make(self, rng: np.random.Generator, difficulty: str, index: int, seed: int,
+             cfg: RenderConfig) -> TaskInstance:
+        n = cfg.n_frames
+        p = _params(rng, difficulty, cfg)
+        for _ in range(30):
+            pos, bounces = simulate(p, n, cfg.fps)
+            r = p["r"]
+            if pos[:, 0].min() >= r + 4 and pos[:, 0].max() <= cfg.width - r - 4 and pos[:, 1].min() >= r + 4:
+                break
+            p["v0"] = [0.85 * v for v in p["v0"]]
+        name = str(rng.choice(list(BALLS)))
+        steps = np.linalg.norm(np.diff(pos, axis=0), axis=1)
+        state: dict[str, Any] = {
+            **p, "ball_name": name, "ball_color": list(BALLS[name]), "hue": ft.rgb_hue(BALLS[name]),
+            "y_rest": p["floor_y"] - p["r"], "trajectory": np.round(pos, 2).tolist(),
+            "bounce_times": [round(b, 4) for b in bounces], "final": np.round(pos[-1], 2).tolist(),
+            "max_step": float(steps.max()), "fps": cfg.fps, "width": cfg.width, "height": cfg.height,
+        }
+        solution = _render(state, pos, cfg)
+        how = "is let go and drops" if difficulty == "easy" else "is tossed sideways and flies"
+        prompt = (
+            f"A {name} ball hangs in the air above a dark floor, exactly where it is shown. It {how} under "
+            "ordinary gravity, strikes the floor and rebounds, each bounce a little lower than the one before, "
+            "until it settles on the floor. The ball keeps its size and colour, the floor is solid and the camera "
+            "does not move."
+        )
+        return TaskInstance(family=self.name, difficulty=difficulty, index=index, seed=seed, prompt=prompt,
+                            first_frame=solution[0], final_frame=solution[-1], solution=solution, state=state,
+                            directional=self.directional, process_rule=self.process_rule)
+
+    def random_motion(self, inst: TaskInstance, rng: np.random.Generator, cfg: RenderConfig) -> list[np.ndarray]:
+        """The ball moves with wrong physics (straight glide, mid-air bounce, low gravity, wrong throw)."""
+        st = inst.state
+        n = cfg.n_frames
+        final = np.array(st["final"])
+        far = 3 * (st["r"] + 4)
+        for _ in range(12):
+            kind = str(rng.choice(["glide", "midair", "lowg", "throw"]))
+            p = {k: st[k] for k in ("start", "v0", "r", "e", "g", "floor_y")}
+            if kind == "glide":
+                end = np.array([rng.uniform(0.1, 0.9) * cfg.width, rng.uniform(0.1, 0.8) * cfg.height])
+                f = ft.ramp(n, 0.1, 0.9)[:, None]
+                pos = np.array(st["start"])[None] * (1 - f) + end[None] * f
+            else:
+                if kind == "midair":
+                    p["floor_y"] = int(st["floor_y"] - rng.uniform(0.15, 0.3) * cfg.height)
+                    p["start"] = [st["start"][0], min(st["start"][1], p["floor_y"] - st["r"] - 5)]
+                elif kind == "lowg":
+                    p["g"] = st["g"] * float(rng.uniform(0.15, 0.35))
+                else:
+                    p["v0"] = [st["v0"][0] + float(rng.choice([-1, 1]) * rng.uniform(0.15, 0.3) * cfg.width),
+                               st["v0"][1]]
+                pos, _ = simulate(p, n, cfg.fps)
+            pos[:, 0] = np.clip(pos[:, 0], st["r"], cfg.width - st["r"])
+            pos[:, 1] = np.clip(pos[:, 1], st["r"], st["y_rest"])
+            if np.linalg.norm(pos[-1] - final) > far:
+                return _render(st, pos, cfg)
+        pos = np.array(st["start"])[None].repeat(n, 0)
+        pos[:, 1] = np.linspace(st["start"][1], st["r"] + 2, n)
+        return _render(st, pos, cfg)
+
+    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
+        from vreason.synth.gravity_check import check_trajectory, track_ball
+
+        frames, err = ft.prepare(frames, cfg)
+        if err:
+            return ft.zero(err)
+        err = ft.blank_reason(frames)
+        if err:
+            return ft.zero(err)
+        track = track_ball(frames, state)
+        found = sum(p is not None for p in track)
+        if found < 0.85 * len(frames) or track[0] is None:
+            return ft.zero(f"the ball was found in {found} of {len(frames)} frames"
+                           + ("" if track[0] is not None else " (not in the first frame)"),
+                           trajectory=[None if p is None else [round(p[0], 1), round(p[1], 1)] for p in track])
+        checks, evidence = check_trajectory(track, state, cfg)
+        return ft.finish(checks, evidence, _debug(frames[0], track, state))
+
+
+def _debug(frame: np.ndarray, track: list[tuple[float, float] | None], state: dict[str, Any]) -> np.ndarray:
+    import cv2
+
+    img = frame.copy()
+    for x, y in state["trajectory"]:
+        cv2.circle(img, (int(x), int(y)), 2, (0, 180, 0), -1)
+    for p in track:
+        if p is not None:
+            cv2.circle(img, (int(p[0]), int(p[1])), 2, (255, 0, 255), -1)
+    return img
