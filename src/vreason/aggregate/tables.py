@@ -24,10 +24,25 @@ def as_float(col: pd.Series) -> pd.Series:
     return pd.to_numeric(obj, errors="coerce").astype(float)
 
 
-def _status(df: pd.DataFrame) -> pd.Series:
+def status_of(df: pd.DataFrame) -> pd.Series:
     if "status" not in df.columns:
         return pd.Series("ok", index=df.index)
     return df["status"].map(lambda s: getattr(s, "value", s)).astype(str)
+
+
+def group_positions(df: pd.DataFrame, keys: list[str]) -> list[tuple[tuple[Any, ...], np.ndarray]]:
+    """``(key tuple, row positions)`` per group of ``keys``, sorted by key; ``keys=[]`` → one group."""
+    if not keys:
+        return [((), np.arange(len(df)))]
+    if df.empty:
+        return []
+    gb = df.groupby(keys, sort=True, dropna=False)
+    codes = gb.ngroup().to_numpy()
+    names = list(gb.size().index)
+    order = np.argsort(codes, kind="stable")
+    bounds = np.cumsum(np.bincount(codes, minlength=len(names)))[:-1]
+    return [(n if isinstance(n, tuple) else (n,), p) for n, p in zip(names, np.split(order, bounds),
+                                                                       strict=True)]
 
 
 def summarize(
@@ -48,28 +63,21 @@ def summarize(
     seeds of one sample stay together. ``by=[]`` gives one overall row.
     """
     keys = [by] if isinstance(by, str) else list(by)
-    status = _status(df)
-    vals = as_float(df[value]) if value in df.columns else pd.Series(np.nan, index=df.index)
-    work = pd.DataFrame({"_status": status, "_v": vals}, index=df.index)
-    for k in keys:
-        work[k] = df[k]
-    if clusters is not None:
-        work["_cl"] = df[clusters]
-    groups = work.groupby(keys, sort=True, dropna=False) if keys else [((), work)]
+    status = status_of(df).to_numpy()
+    vals = (as_float(df[value]) if value in df.columns else pd.Series(np.nan, index=df.index)).to_numpy()
+    cl_all = df[clusters].to_numpy() if clusters is not None else None
     rows = []
-    for key, part in groups:
-        key = key if isinstance(key, tuple) else (key,)
-        ok = part[part["_status"] == "ok"]
-        v = ok["_v"].to_numpy(dtype=float)
-        has = ~np.isnan(v)
-        cl = ok["_cl"].to_numpy()[has] if clusters is not None else None
-        est, lo, hi = bootstrap_ci(v[has], n_boot=n_boot, level=level, seed=seed, clusters=cl)
+    for key, pos in group_positions(df, keys):
+        st, v = status[pos], vals[pos]
+        use = (st == "ok") & ~np.isnan(v)
+        cl = cl_all[pos][use] if cl_all is not None else None
+        est, lo, hi = bootstrap_ci(v[use], n_boot=n_boot, level=level, seed=seed, clusters=cl)
         rows.append({
             **dict(zip(keys, key, strict=True)),
             "mean": est * scale, "ci_low": lo * scale, "ci_high": hi * scale,
-            "n": int(has.sum()),
-            "n_unscored": int((part["_status"] == "unscored").sum()),
-            "n_error": int((part["_status"] == "error").sum()),
+            "n": int(use.sum()),
+            "n_unscored": int((st == "unscored").sum()),
+            "n_error": int((st == "error").sum()),
         })
     return pd.DataFrame(rows, columns=keys + SUMMARY_COLUMNS)
 
@@ -117,7 +125,7 @@ def pivot_ci(
 
 def failures_table(df: pd.DataFrame, by: Sequence[str] = ("status", "scorer", "reason")) -> pd.DataFrame:
     """Counts of non-ok rows grouped by ``by`` (columns that exist), most frequent first."""
-    status = _status(df)
+    status = status_of(df)
     bad = df.assign(status=status)[status != "ok"]
     keys = [k for k in by if k in bad.columns]
     if bad.empty or not keys:
@@ -137,5 +145,5 @@ def status_counts(df: pd.DataFrame) -> dict[str, Any]:
         out["units"] = int(df[unit].drop_duplicates().shape[0])
     if "model" in df.columns:
         out["models"] = sorted(str(m) for m in df["model"].dropna().unique())
-    out["by_status"] = {str(k): int(v) for k, v in _status(df).value_counts().sort_index().items()}
+    out["by_status"] = {str(k): int(v) for k, v in status_of(df).value_counts().sort_index().items()}
     return out

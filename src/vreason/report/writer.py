@@ -1,0 +1,229 @@
+"""Write an aggregate result as files: ``<table>.md`` / ``<table>.csv``, ``summary.json``, ``report.md``.
+
+``report.md`` holds a header (title and run meta), every table in Markdown, the charts as image
+links, and a "Failures" section with error/unscored counts by reason.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from vreason.aggregate.tables import failures_table, status_counts
+from vreason.protocols.base import AggregateResult
+
+MAX_FAILURE_ROWS = 50
+FLOAT_FORMAT = ".1f"
+
+
+def _file_stem(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "table"
+
+
+def _jsonable(obj: Any) -> Any:
+    """NaN/inf → None, numpy scalars → Python, recursively."""
+    if isinstance(obj, dict):
+        return {str(k): _jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_jsonable(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, str | bytes):
+        try:
+            obj = obj.item()
+        except (ValueError, TypeError):
+            return str(obj)
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if obj is None or isinstance(obj, bool | int | float | str):
+        return obj
+    return str(obj)
+
+
+def _markdown(table: pd.DataFrame) -> str:
+    if table.empty:
+        return "_(empty)_"
+    shown = table.astype(object).where(table.notna(), None)  # NaN shows as "–", not "nan"
+    return shown.to_markdown(index=False, floatfmt=FLOAT_FORMAT, missingval="–")
+
+
+def _ordered_names(result: AggregateResult) -> list[str]:
+    first = [n for n in result.summary.get("headline_tables", []) if n in result.tables]
+    return first + [n for n in result.tables if n not in first]
+
+
+def _fmt_meta_value(v: Any) -> str:
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={_fmt_meta_value(x)}" for k, x in v.items()) or "–"
+    if isinstance(v, list | tuple | set):
+        return ", ".join(str(x) for x in v) or "–"
+    return str(v)
+
+
+def _is_long(v: Any) -> bool:
+    if isinstance(v, dict):
+        return any(isinstance(x, dict | list | tuple) for x in v.values()) or len(_fmt_meta_value(v)) > 160
+    return isinstance(v, list | tuple) and len(_fmt_meta_value(v)) > 160
+
+
+def _header(title: str, meta: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Header bullets for short meta values; long/nested ones go to a "Run details" section."""
+    lines, details = [f"# {title}", ""], []
+    for key, val in meta.items():
+        if _is_long(val):
+            details += [f"### {key}", "", "```json",
+                        json.dumps(_jsonable(val), indent=2, allow_nan=False), "```", ""]
+        else:
+            lines.append(f"- **{key}**: {_fmt_meta_value(val)}")
+    lines.append("")
+    return lines, (["## Run details", ""] + details if details else [])
+
+
+def _unit_failures(raw: Any) -> pd.DataFrame | None:
+    """Failed units given in ``meta["failures"]`` (list of dicts or a frame), counted by reason."""
+    if raw is None:
+        return None
+    frame = raw if isinstance(raw, pd.DataFrame) else pd.DataFrame(list(raw))
+    if frame.empty:
+        return frame
+    return failures_table(frame)
+
+
+def _failures_section(failures: pd.DataFrame | None, unit_failures: pd.DataFrame | None) -> list[str]:
+    lines = ["## Failures", ""]
+    if unit_failures is not None and not unit_failures.empty:
+        lines += ["### Failed units (sample × model × seed × scorer)", ""]
+        lines += _failure_rows(unit_failures, "failed_units.csv")
+        lines += ["### Non-ok scores", ""]
+    if failures is None:
+        lines += ["No failure information was provided to the report.", ""]
+        return lines
+    if failures.empty:
+        lines += ["None: every score has status ok.", ""]
+        return lines
+    return lines + _failure_rows(failures, "failures.csv")
+
+
+def _failure_rows(failures: pd.DataFrame, csv_name: str) -> list[str]:
+    lines: list[str] = []
+    if "status" in failures.columns and "count" in failures.columns:
+        totals = failures.groupby("status")["count"].sum()
+        lines.append("By status (never counted as 0): "
+                     + ", ".join(f"{s}: {int(c)}" for s, c in totals.items()))
+        lines.append("")
+    shown = failures.head(MAX_FAILURE_ROWS)
+    lines.append(_markdown(shown))
+    if len(failures) > MAX_FAILURE_ROWS:
+        lines.append("")
+        lines.append(f"… and {len(failures) - MAX_FAILURE_ROWS} more rows (see {csv_name}).")
+    lines.append("")
+    return lines
+
+
+def write_report(
+    result: AggregateResult,
+    out_dir: str | Path,
+    *,
+    title: str,
+    meta: dict[str, Any] | None = None,
+    scores: pd.DataFrame | None = None,
+) -> list[str]:
+    """Write every table (``.md`` + ``.csv``), ``summary.json`` and ``report.md`` under ``out_dir``.
+
+    ``meta`` is shown in the header in order (e.g. run name, protocol, models, counts); nested or
+    long values (config, versions) go to a "Run details" section; ``meta["failures"]`` (failed units:
+    a list of dicts with status/scorer/reason, or a frame) is counted in the Failures section. When the
+    run's score table is given as ``scores``, counts of samples / units / rows by status are added
+    and the failures are computed from it if the result has no ``failures`` table.
+    Returns the paths written.
+    """
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = dict(meta or {})
+    unit_failures = _unit_failures(meta.pop("failures", None))
+    if unit_failures is not None:
+        meta["failed units"] = int(unit_failures["count"].sum()) if len(unit_failures) else 0
+    failures = result.tables.get("failures")
+    if scores is not None:
+        counts = status_counts(scores)
+        for key, label in (("models", "models"), ("samples", "samples"), ("units", "units"),
+                           ("rows", "score rows"), ("by_status", "score rows by status")):
+            if key in counts:
+                meta.setdefault(label, counts[key])
+        if failures is None:
+            failures = failures_table(scores)
+    written: list[str] = []
+
+    names = _ordered_names(result)
+    stems: dict[str, str] = {}
+    for name in names:
+        stem = _file_stem(name)
+        while stem in stems.values():
+            stem += "_"
+        stems[name] = stem
+        table = result.tables[name]
+        csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
+        table.to_csv(csv_path, index=False)
+        md_path.write_text(f"# {name}\n\n{_markdown(table)}\n", encoding="utf-8")
+        written += [str(md_path), str(csv_path)]
+    if unit_failures is not None:
+        unit_failures.to_csv(out / "failed_units.csv", index=False)
+        written.append(str(out / "failed_units.csv"))
+    if failures is not None and "failures" not in result.tables:
+        failures.to_csv(out / "failures.csv", index=False)
+        written.append(str(out / "failures.csv"))
+
+    summary_path = out / "summary.json"
+    summary_path.write_text(json.dumps(_jsonable(result.summary), indent=2, allow_nan=False) + "\n",
+                            encoding="utf-8")
+    written.append(str(summary_path))
+
+    lines, details = _header(title, meta)
+    lines += ["## Tables", ""]
+    for name in names:
+        if name == "failures":
+            continue
+        lines += [f"### {name}", "", _markdown(result.tables[name]), ""]
+    if result.charts:
+        lines += ["## Charts", ""]
+        for name, path in result.charts.items():
+            rel = os.path.relpath(Path(path).resolve(), out.resolve()) if Path(path).is_absolute() \
+                else str(path)
+            lines += [f"![{name}]({Path(rel).as_posix()})", ""]
+    lines += _failures_section(failures, unit_failures)
+    lines += details
+    report = out / "report.md"
+    report.write_text("\n".join(lines), encoding="utf-8")
+    written.append(str(report))
+    return written
+
+
+def print_tables(result: AggregateResult, console: Any = None, names: Sequence[str] | None = None) -> None:
+    """Print the headline tables (``summary["headline_tables"]``, else all but ``failures``) with rich."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = console or Console()
+    if names is None:
+        names = [n for n in result.summary.get("headline_tables", []) if n in result.tables] or \
+            [n for n in result.tables if n != "failures"]
+    for name in names:
+        frame = result.tables[name]
+        table = Table(title=name, show_lines=False)
+        for col in frame.columns:
+            numeric = pd.api.types.is_numeric_dtype(frame[col])
+            table.add_column(str(col), justify="right" if numeric else "left", overflow="fold")
+        for row in frame.itertuples(index=False):
+            cells = []
+            for v in row:
+                if isinstance(v, float):
+                    cells.append("–" if math.isnan(v) else format(v, FLOAT_FORMAT))
+                else:
+                    cells.append(str(v))
+            table.add_row(*cells)
+        console.print(table)
