@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vreason.registry import benchmarks, generators, judges
+from vreason.registry import aggregators, benchmarks, generators, judges
 
 benchmarks.declare("synth", "vreason.protocols.synth:SynthProtocol",
                    summary="Built-in procedurally generated, verifiable suite (offline)")
@@ -23,3 +23,6 @@ judges.declare("transformers", "vreason.judge.hf_backend:TransformersJudge", ext
                summary="a local Qwen2-VL / Qwen2.5-VL checkpoint folder")
 judges.declare("scripted", "vreason.judge.scripted:ScriptedJudge",
                summary="replies from a file or list (tests, dry runs)")
+
+aggregators.declare("synth", "vreason.aggregate.synth_tables:synth_tables",
+                    summary="built-in suite tables: pass rate / score with CIs, Pass@k, charts")
