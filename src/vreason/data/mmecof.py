@@ -1,0 +1,293 @@
+"""MME-CoF-Pro loader with a declarative field map.
+
+The released field names of ``yqi19/mme-cof-pro`` are not public (official-code.md §4), so
+records are read through a :class:`FieldMap`: for each logical field a list of candidate
+names, the first one present in a record wins. The documented default
+(:data:`DEFAULT_FIELD_MAP`) covers the obvious spellings; a YAML file overrides it::
+
+    # mmecof_fields.yaml — every key optional; a string or a list of candidate names
+    id: question_id
+    category: [category, task_type]
+    image: image_path
+    visual_hint_image: hint_image_path
+    prompt_no_hint: instruction
+    prompt_text_hint: instruction_text_hint
+    prompt_visual_hint: instruction_visual_hint
+    text_hint: hint            # used only when prompt_text_hint is absent: prompt + " " + hint
+    steps: reasoning_steps     # a list of strings, or one string with one step per line
+
+A record that lacks a required field fails with a message that lists the fields it has.
+Required: id, category, image, prompt_no_hint, steps, and either prompt_text_hint or text_hint.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, field_validator
+
+from vreason.errors import ConfigError, RecordError
+from vreason.records import Mode, RubricItem, Sample, safe_id_from
+
+CATEGORIES: tuple[str, ...] = (
+    "Visual Detail", "3D Geometry", "Real-world Spatial", "Visual Trace", "Physics-based", "2D Geometry",
+    "Table & Chart", "Object Counting", "GUI", "Rotation", "Medical", "Embodied", "4D Dynamics",
+    "Natural Science", "Text-based", "Visual Logical",
+)
+"""The 16 categories (website tab names)."""
+VISUAL_HINT_CATEGORIES: tuple[str, ...] = (
+    "4D Dynamics", "Embodied", "GUI", "Medical", "Object Counting", "Table & Chart", "Visual Detail",
+    "Visual Trace",
+)
+"""The 8 categories with a visual-hint setting (MME-CoF-Pro-mini; the paper's Table 2)."""
+HINTS: tuple[str, ...] = ("none", "text", "visual")
+
+
+def _norm_cat(text: str) -> str:
+    t = str(text).lower().replace("&", " and ").replace("_", " ").replace("-", " ")
+    t = re.sub(r"\b(reasoning|domain)\b", " ", t)
+    return re.sub(r"[^a-z0-9]+", "", t)
+
+
+_CANON = {_norm_cat(c): c for c in CATEGORIES}
+_CANON[_norm_cat("Table and Chart")] = "Table & Chart"
+_CANON[_norm_cat("Natural Science")] = "Natural Science"
+_CANON[_norm_cat("Physics")] = "Physics-based"
+_CANON[_norm_cat("Real World Spatial")] = "Real-world Spatial"
+
+
+def canonical_category(text: str) -> str | None:
+    """The canonical category name for e.g. ``"Table and Chart Reasoning"``, or ``None``."""
+    return _CANON.get(_norm_cat(text))
+
+
+class FieldMap(BaseModel):
+    """Logical field → candidate record keys (first present wins)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: list[str] = ["id", "sample_id", "question_id", "qid", "index"]
+    category: list[str] = ["category", "task", "task_type", "type"]
+    image: list[str] = ["image", "image_path", "input_image", "input_image_path", "first_image_path"]
+    visual_hint_image: list[str] = ["visual_hint_image", "image_visual_hint", "visual_hint_image_path",
+                                    "hint_image", "hint_image_path"]
+    prompt_no_hint: list[str] = ["prompt_no_hint", "no_hint_prompt", "prompt", "instruction", "question"]
+    prompt_text_hint: list[str] = ["prompt_text_hint", "text_hint_prompt", "prompt_with_text_hint"]
+    prompt_visual_hint: list[str] = ["prompt_visual_hint", "visual_hint_prompt", "prompt_with_visual_hint"]
+    text_hint: list[str] = ["text_hint", "hint"]
+    steps: list[str] = ["reasoning_steps", "steps", "key_steps", "rubric", "reasoning_score_rubric"]
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _listify(cls, v: Any) -> Any:
+        return [v] if isinstance(v, str) else v
+
+
+DEFAULT_FIELD_MAP = FieldMap()
+
+
+def load_field_map(spec: str | dict[str, Any] | FieldMap | None) -> FieldMap:
+    """A FieldMap from ``None`` (default), a dict, or a YAML file; entries given replace defaults."""
+    if spec is None:
+        return DEFAULT_FIELD_MAP
+    if isinstance(spec, FieldMap):
+        return spec
+    if isinstance(spec, str):
+        import yaml
+
+        try:
+            with open(spec, encoding="utf-8") as fh:
+                spec = yaml.safe_load(fh) or {}
+        except OSError as exc:
+            raise ConfigError(f"field map {spec}: {exc}") from exc
+        if not isinstance(spec, dict):
+            raise ConfigError("field map YAML must be a mapping of field → name(s)")
+    try:
+        return FieldMap(**{**DEFAULT_FIELD_MAP.model_dump(), **spec})
+    except Exception as exc:  # pydantic ValidationError
+        raise ConfigError(f"bad field map: {exc}") from exc
+
+
+def _present(v: Any) -> bool:
+    if v is None or (isinstance(v, float) and v != v):
+        return False
+    if isinstance(v, str) and not v.strip():
+        return False
+    return True
+
+
+def _pick(rec: dict[str, Any], names: list[str]) -> tuple[str | None, Any]:
+    for n in names:
+        if n in rec and _present(rec[n]):
+            return n, rec[n]
+    return None, None
+
+
+def parse_steps(value: Any) -> list[str]:
+    """Reasoning steps from a list (of strings or ``{"step"/"text": ...}`` dicts) or a multi-line
+    string (``1. ...`` numbering stripped)."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, str):
+        s = value.strip()
+        if s.startswith("["):
+            try:
+                return parse_steps(json.loads(s))
+            except json.JSONDecodeError:
+                pass
+        value = [ln for ln in s.splitlines() if ln.strip()]
+    if not isinstance(value, list):
+        raise ValueError(f"steps must be a list or a string, got {type(value).__name__}")
+    out = []
+    for item in value:
+        if isinstance(item, dict):
+            item = next((item[k] for k in ("step", "text", "description", "content") if k in item), None)
+        if not isinstance(item, str):
+            raise ValueError(f"step {item!r} is not text")
+        text = re.sub(r"^\s*(step\s*)?\d+\s*[.):]\s*", "", item, flags=re.I).strip()
+        if text:
+            out.append(text)
+    if not out:
+        raise ValueError("no reasoning steps")
+    return out
+
+
+def record_to_sample(rec: dict[str, Any], fmap: FieldMap, *, root: str | None, where: str) -> Sample:
+    found = ", ".join(sorted(map(str, rec))) or "(none)"
+
+    def need(field: str) -> tuple[str, Any]:
+        key, val = _pick(rec, getattr(fmap, field))
+        if key is None:
+            raise RecordError(where, f"record does not fit the field map: no field for {field!r} "
+                                     f"(tried {', '.join(getattr(fmap, field))}); fields found: {found}. "
+                                     "Pass a field map YAML naming the right fields.")
+        return key, val
+
+    _, rid = need("id")
+    _, cat = need("category")
+    _, image = need("image")
+    _, prompt = need("prompt_no_hint")
+    _, steps_raw = need("steps")
+    _, text_prompt = _pick(rec, fmap.prompt_text_hint)
+    if text_prompt is None:
+        _, hint = _pick(rec, fmap.text_hint)
+        if hint is None:
+            raise RecordError(where, "record does not fit the field map: no text-hint prompt (tried "
+                                     f"{', '.join(fmap.prompt_text_hint)}) nor a text hint (tried "
+                                     f"{', '.join(fmap.text_hint)}); fields found: {found}")
+        text_prompt = f"{str(prompt).rstrip()} {str(hint).strip()}"
+    _, vis_image = _pick(rec, fmap.visual_hint_image)
+    _, vis_prompt = _pick(rec, fmap.prompt_visual_hint)
+    try:
+        steps = parse_steps(steps_raw)
+    except ValueError as exc:
+        raise RecordError(where, f"sample {rid}: {exc}") from None
+    category = canonical_category(str(cat)) or str(cat).strip()
+    for label, p in (("image", image), ("visual hint image", vis_image)):
+        if p is not None and not isinstance(p, str):
+            raise RecordError(where, f"sample {rid}: {label} must be a file path, got {type(p).__name__}")
+        if p and root and not os.path.exists(p if os.path.isabs(p) else os.path.join(root, p)):
+            raise RecordError(where, f"sample {rid}: {label} {p!r} does not exist under {root}")
+    variants = {"text": str(text_prompt)}
+    has_visual = vis_image is not None
+    if has_visual:
+        # a secondary source says the visual hint comes on top of the text hint; without a
+        # visual-hint prompt the text-hint prompt is used with the annotated image
+        variants["visual"] = str(vis_prompt) if vis_prompt is not None else str(text_prompt)
+    return Sample(
+        id=safe_id_from(str(rid)),
+        benchmark="mmecof",
+        category=category,
+        task=category,
+        mode=Mode.i2v,
+        prompt=str(prompt),
+        prompt_variants=variants,
+        input_image=image,
+        rubric=[RubricItem(id=f"s{i}", kind="step", text=s, expected="yes") for i, s in enumerate(steps, 1)],
+        root=root,
+        metadata={"visual_hint_image": vis_image, "has_visual_hint": has_visual, "source_id": str(rid),
+                  "known_category": category in CATEGORIES},
+    )
+
+
+def _read(path: str) -> list[tuple[str, Any]]:
+    if path.endswith(".parquet"):
+        import pandas as pd
+
+        return [(f"{path} row {i}", r) for i, r in enumerate(pd.read_parquet(path).to_dict(orient="records"))]
+    if path.endswith(".json"):
+        with open(path, encoding="utf-8") as fh:
+            data = json.load(fh)
+        if isinstance(data, dict):
+            data = next((v for v in data.values() if isinstance(v, list)), [data])
+        return [(f"{path} item {i}", r) for i, r in enumerate(data)]
+    out: list[tuple[str, Any]] = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, 1):
+            if line.strip():
+                try:
+                    out.append((f"{path}:{n}", json.loads(line)))
+                except json.JSONDecodeError as exc:
+                    out.append((f"{path}:{n}", f"not valid JSON: {exc}"))
+    return out
+
+
+def load_mmecof(path: str, *, field_map: str | dict[str, Any] | FieldMap | None = None, root: str | None = None):
+    """Load MME-CoF-Pro from a JSONL / JSON / parquet file or a folder holding one.
+
+    Returns a :class:`~vreason.protocols.base.LoadResult`; a misfit record is one error whose
+    reason lists the fields found.
+    """
+    from vreason.protocols.base import LoadResult
+
+    fmap = load_field_map(field_map)
+    result = LoadResult()
+    data_file = path
+    if os.path.isdir(path):
+        files = sorted(f for f in os.listdir(path) if f.endswith((".jsonl", ".json", ".parquet")))
+        if not files:
+            result.errors.append({"where": path, "reason": "no .jsonl/.json/.parquet file in this folder"})
+            return result
+        data_file = os.path.join(path, files[0])
+    elif not os.path.exists(path):
+        result.errors.append({"where": path, "reason": "no such file"})
+        return result
+    root = root if root is not None else os.path.dirname(os.path.abspath(data_file))
+    try:
+        rows = _read(data_file)
+    except Exception as exc:  # noqa: BLE001 - reported per file
+        result.errors.append({"where": data_file, "reason": f"cannot read: {type(exc).__name__}: {exc}"})
+        return result
+    seen: set[str] = set()
+    for where, rec in rows:
+        if not isinstance(rec, dict):
+            reason = rec if isinstance(rec, str) else f"expected an object, got {type(rec).__name__}"
+            result.errors.append({"where": where, "reason": reason})
+            continue
+        try:
+            s = record_to_sample(rec, fmap, root=root, where=where)
+        except RecordError as exc:
+            result.errors.append({"where": exc.where, "reason": exc.reason})
+            continue
+        if s.id in seen:
+            result.errors.append({"where": where, "reason": f"duplicate id {s.id}"})
+            continue
+        seen.add(s.id)
+        result.samples.append(s)
+    return result
+
+
+def hint_inputs(sample: Sample, hint: str) -> tuple[str, str | None]:
+    """(prompt, image path) a generator gets under a hint setting; ``KeyError`` if not available."""
+    if hint not in HINTS:
+        raise ConfigError(f"hint must be one of {', '.join(HINTS)}, got {hint!r}")
+    if hint == "none":
+        return sample.prompt, sample.resolve(sample.input_image)
+    if hint == "text":
+        return sample.prompt_for("text"), sample.resolve(sample.input_image)
+    if not sample.metadata.get("has_visual_hint"):
+        raise KeyError(f"sample {sample.id} has no visual hint")
+    return sample.prompt_for("visual"), sample.resolve(sample.metadata["visual_hint_image"])

@@ -1,0 +1,61 @@
+"""Build interleaved judge requests from a template whose user text holds image markers.
+
+A protocol template writes markers such as ``[[INPUT_IMAGE]]`` or ``[[VIDEO]]`` on their own in
+the user text; :func:`interleave` splits the rendered text at the markers and puts the images
+given for each marker there, so the released order of texts and images is kept while the
+wording stays in an overridable template file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from vreason.errors import VideoMissingError, VideoUnreadableError
+
+_MARKER = re.compile(r"\[\[([A-Z_]+)\]\]")
+
+
+def load_image(path: str) -> np.ndarray:
+    """An RGB uint8 array; a missing or unreadable file raises a VideoError naming it."""
+    import os
+
+    from PIL import Image
+
+    if not os.path.exists(path):
+        raise VideoMissingError(path, "image file does not exist")
+    try:
+        with Image.open(path) as im:
+            return np.asarray(im.convert("RGB"))
+    except Exception as exc:  # noqa: BLE001 - any decoder failure is "unreadable"
+        raise VideoUnreadableError(path, f"cannot read image: {type(exc).__name__}: {exc}") from exc
+
+
+def interleave(user_text: str, images: dict[str, Sequence[np.ndarray]]) -> list:
+    """Text and image parts in the order the markers appear. An unknown marker is an error;
+    a marker whose image list is empty is dropped."""
+    from vreason.judge.base import ImagePart, TextPart
+
+    parts: list = []
+    pos = 0
+    for m in _MARKER.finditer(user_text):
+        text = user_text[pos:m.start()].strip("\n")
+        if text.strip():
+            parts.append(TextPart(text))
+        key = m.group(1)
+        if key not in images:
+            raise ValueError(f"template marker [[{key}]] has no images (known: {', '.join(sorted(images))})")
+        parts.extend(ImagePart(np.asarray(img)) for img in images[key])
+        pos = m.end()
+    tail = user_text[pos:].strip("\n")
+    if tail.strip():
+        parts.append(TextPart(tail))
+    return parts
+
+
+def judge_for(ctx, role: str):
+    """The judge client for ``role`` (falling back to ``"default"``), or ``None``."""
+    judges = getattr(ctx, "judges", None) or {}
+    return judges.get(role) or judges.get("default")
