@@ -299,6 +299,7 @@ def write_video(
     crf: int | None = None,
     bitrate: int | None = None,
     gop: int | None = None,
+    preset: str = "veryfast",
 ) -> str:
     """Write RGB uint8 frames to ``path``; returns the codec used.
 
@@ -325,7 +326,7 @@ def write_video(
                 stream.pix_fmt = "yuv420p"
                 opts: dict[str, str] = {}
                 if codec in ("libx264", "h264"):
-                    opts = {"crf": str(crf if crf is not None else 18), "preset": "veryfast"}
+                    opts = {"crf": str(crf if crf is not None else 18), "preset": preset}
                 elif codec.startswith("libvpx"):
                     opts = {"crf": str(crf if crf is not None else 30), "b": "0", "deadline": "realtime",
                             "cpu-used": "8"}
