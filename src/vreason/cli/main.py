@@ -242,7 +242,9 @@ def main() -> None:
         app()
     except (VReasonError, FileNotFoundError, KeyError, ImportError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        console.print(f"[red]error[/]: {msg}")
+        from rich.text import Text
+
+        console.print(Text.assemble(("error", "bold red"), f": {msg}"), soft_wrap=True)
         sys.exit(2)
 
 

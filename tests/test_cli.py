@@ -1,0 +1,83 @@
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import PLUGIN, gradient_frames
+from vreason.cli.main import app
+from vreason.frames import write_video
+
+runner = CliRunner()
+
+
+@pytest.mark.parametrize("cmd", [[], ["run"], ["report"], ["export"], ["import"], ["preflight"], ["probe"],
+                                 ["frames"], ["list"], ["synth"], ["synth", "generate"]])
+def test_every_help_is_clear(cmd):
+    res = runner.invoke(app, [*cmd, "--help"])
+    assert res.exit_code == 0, res.output
+    assert "Usage" in res.output and len(res.output) > 200
+
+
+def test_list_shows_extras():
+    res = runner.invoke(app, ["list"])
+    assert res.exit_code == 0
+    for word in ("synth", "rise", "ruler", "mmecof", "transformers", "deep", "uniform:16"):
+        assert word in res.output
+
+
+def test_probe_and_frames(tmp_path):
+    path = str(tmp_path / "v.mp4")
+    write_video(path, gradient_frames(20), fps=10)
+    res = runner.invoke(app, ["probe", path])
+    assert res.exit_code == 0 and json.loads(res.output)["n_frames"] == 20
+    res = runner.invoke(app, ["frames", path, "--policy", "rise.vq", "--dump", str(tmp_path / "f")])
+    assert res.exit_code == 0 and "uniform:6+drop_ends" in res.output
+    assert len(os.listdir(tmp_path / "f")) == 4
+
+
+def _cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "vreason.cli.main", *args], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})}, timeout=120)
+
+
+def test_errors_name_the_file_and_reason(tmp_path):
+    bad = tmp_path / "bad.mp4"
+    bad.write_bytes(b"not a video")
+    res = _cli("probe", str(bad))
+    assert res.returncode == 2 and "bad.mp4" in res.stderr and "cannot open" in res.stderr
+    assert "Traceback" not in res.stderr
+    res = _cli("report", str(tmp_path / "nope"))
+    assert res.returncode == 2 and "not a vreason run directory" in res.stderr
+    res = _cli("run", "nosuch", "--models", "x")
+    assert res.returncode == 2 and "unknown benchmark 'nosuch'" in res.stderr
+
+
+def test_import_then_run_then_preflight(tmp_path):
+    vids = tmp_path / "vids" / "mine"
+    vids.mkdir(parents=True)
+    for i in (0, 1, 2):  # s000..s002 seed 0; brightness level as the counter model would make
+        write_video(str(vids / f"s{i:03d}__0.mp4"), [gradient_frames(1, 32, 32)[0] * 0 + i * 5] * 8, fps=8)
+    (vids / "s999__0.mp4").write_bytes(b"junk")
+    run_dir = tmp_path / "runs" / "byo"
+    res = _cli("--plugin", PLUGIN, "import", str(run_dir), "--root", str(tmp_path / "vids"), "--convention",
+               "vreason")
+    assert res.returncode == 0, res.stderr
+    assert "imported 4 videos for model mine" in res.stdout
+    res = _cli("--plugin", PLUGIN, "run", "slowtest", "--runs", str(tmp_path / "runs"), "--name", "byo",
+               "--models", "mine", "--opt", "n=4", "--workers", "1")
+    assert res.returncode == 0, res.stderr
+    scores = [json.loads(x) for x in open(run_dir / "scores.jsonl")]
+    by = {(s["sample_id"], s["metric"]): s for s in scores}
+    assert by[("s000", "brightness")]["value"] == pytest.approx(0, abs=2)
+    assert by[("s002", "brightness")]["value"] == pytest.approx(10, abs=2)
+    assert by[("s003", "brightness")]["status"] == "error"  # no file: missing, not a 0
+    assert "video missing" in by[("s003", "echo")]["reason"]
+    res = _cli("--plugin", PLUGIN, "preflight", "slowtest", "--root", str(tmp_path / "vids"), "--convention",
+               "vreason", "--json")
+    assert res.returncode == 1  # s003..s011 missing, s999 undecodable → not clean
+    rep = json.loads(res.stdout)
+    m = rep["models"][0]
+    assert m["ok"] == 3 and "s003#0" in m["missing"] and any("s999" in e for e in m["extra"])
