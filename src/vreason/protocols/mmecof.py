@@ -1,0 +1,277 @@
+"""MME-CoF-Pro: per-step Reasoning Score under no / text / visual hints, plus generation quality.
+
+* Reasoning Score (``mmecof_rs``): frames every 10th (preset ``mmecof`` = ``every:10``); each
+  annotated step judged on its own (yes/no with a reason); RS = completed steps / N, reported
+  ×100. If any step's reply never parses the RS is ``unscored`` (with every step's evidence).
+* Generation quality (``mmecof_gq``): one call per video rating CS (consistency), TC (temporal
+  consistency), VS (visual stability), Hallu (hallucination, higher = fewer) and PG (physics
+  grounding) on a declared integer scale, default 0–9 (the paper's "0-9 mean as %").
+
+The judge sees the task's no-hint instruction and the original image under every hint
+setting, so the three settings are judged identically (the rubric is shared, paper §3.1.1).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar
+
+import pandas as pd
+
+from vreason.data.mmecof import HINTS, hint_inputs, load_mmecof
+from vreason.errors import ConfigError, VideoError
+from vreason.protocols.base import AggregateResult, LoadResult, Protocol
+from vreason.protocols.judge_inputs import interleave, judge_for, load_image
+from vreason.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
+from vreason.registry import benchmarks
+from vreason.scoring import ScoreContext, Scorer
+
+GQ_KEYS = {"CS": "consistency", "TC": "temporal_consistency", "VS": "visual_stability",
+           "Hallu": "hallucination", "PG": "physics_grounding"}
+
+
+def step_parser():
+    """Reply → ``(completed: bool, reason: str)``: a JSON object with ``completed`` yes/no (or
+    true/false), else a bare Yes/No reply. Anything else raises ParseFailure."""
+    from vreason.judge import parsers
+
+    yn = parsers.yes_no()
+
+    def parse(text: str) -> tuple[bool, str]:
+        try:
+            obj = parsers.find_last_object(text)
+        except parsers.ParseFailure:
+            return yn(text), ""
+        if "completed" not in obj:
+            raise parsers.ParseFailure(f"JSON object has no 'completed' field (keys: {sorted(obj)[:6]})")
+        v = obj["completed"]
+        if isinstance(v, bool):
+            done = v
+        elif isinstance(v, str) and v.strip().lower() in ("yes", "no", "true", "false"):
+            done = v.strip().lower() in ("yes", "true")
+        else:
+            raise parsers.ParseFailure(f"'completed' is {v!r}, expected yes or no")
+        return done, str(obj.get("reason", ""))
+
+    parse.__name__ = "mmecof_step"
+    return parse
+
+
+def quality_parser(lo: int, hi: int):
+    """Reply → ``{code: int}`` for the five dimensions; missing or out-of-scale values fail."""
+    from vreason.judge import parsers
+
+    def parse(text: str) -> dict[str, int]:
+        obj = parsers.find_last_object(text)
+        out = {}
+        for code, key in GQ_KEYS.items():
+            if key not in obj:
+                raise parsers.ParseFailure(f"JSON object has no {key!r} field")
+            out[code] = parsers.likert(lo, hi)(str(obj[key]))
+        return out
+
+    parse.__name__ = f"mmecof_quality[{lo},{hi}]"
+    return parse
+
+
+class _MmeCofJudged(Scorer):
+    kind: ClassVar[str] = "io"
+
+    def __init__(self, *, frame_policy: str = "mmecof", template: str | None = None, template_path: str | None = None,
+                 judge_role: str = "default", hint: str | None = None, max_tokens: int = 1024):
+        self.frame_policy = frame_policy
+        self.template = template or self.default_template
+        self.template_path = template_path
+        self.judge_role = judge_role
+        self.hint = hint
+        self.max_tokens = max_tokens
+
+    default_template: ClassVar[str] = ""
+
+    def _inputs(self, sample: Sample, video: Video):
+        from vreason.frames import sample_frames
+
+        image_path = sample.metadata.get("image_no_hint") or sample.input_image
+        image = load_image(sample.resolve(image_path))
+        if not video.path:
+            raise VideoError(str(video.path), "no video path")
+        got = sample_frames(video.path, self.frame_policy)
+        return image, got
+
+    def _request(self, user_vars: dict[str, Any], image, frames):
+        from vreason.judge.base import Decoding, JudgeRequest
+        from vreason.judge.templates import get_template
+
+        tpl = get_template(self.template, path=self.template_path)
+        system, user = tpl.render(**user_vars)
+        return JudgeRequest(parts=interleave(user, {"INPUT_IMAGE": [image], "VIDEO": frames}), system=system or None,
+                            decoding=Decoding(max_tokens=self.max_tokens), template=tpl.name,
+                            template_version=tpl.version)
+
+    def _hint(self, sample: Sample, ctx: ScoreContext) -> str:
+        return str(self.hint or sample.metadata.get("hint") or ctx.options.get("hint") or "none")
+
+
+class MmeCofStepScorer(_MmeCofJudged):
+    """MME-CoF-Pro Reasoning Score: each step judged yes/no on frames every 10th; RS = completed / N."""
+
+    name: ClassVar[str] = "mmecof_rs"
+    version: ClassVar[str] = "1"
+    metrics: ClassVar[tuple[str, ...]] = ("RS",)
+    default_template: ClassVar[str] = "mmecof_step"
+
+    def applies(self, sample: Sample) -> bool:
+        return any(i.kind == "step" for i in sample.rubric)
+
+    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        client = judge_for(ctx, self.judge_role)
+        if client is None:
+            return self.fail(sample, video, "no judge client configured")
+        steps = [i for i in sample.rubric if i.kind == "step"]
+        instruction = sample.metadata.get("prompt_no_hint") or sample.prompt
+        try:
+            image, got = await asyncio.to_thread(self._inputs, sample, video)
+            requests = [self._request({"instruction": instruction, "n_frames": len(got.frames), "step": s.text,
+                                       "step_index": k, "n_steps": len(steps)}, image, got.frames)
+                        for k, s in enumerate(steps, 1)]
+        except VideoError as exc:
+            return self.fail(sample, video, str(exc))
+        except ConfigError as exc:
+            return self.fail(sample, video, f"template: {exc}")
+        parser = step_parser()
+        outcomes = await asyncio.gather(*(client.ask(r, parser) for r in requests))
+        details: list[dict[str, Any]] = []
+        failed = []
+        for s, req, out in zip(steps, requests, outcomes, strict=True):
+            row: dict[str, Any] = {"id": s.id, "text": s.text, "ok": bool(out.ok),
+                                   "judge": out.evidence(req).model_dump(mode="json")}
+            if out.ok:
+                row["completed"], row["reason"] = bool(out.value[0]), out.value[1]
+            else:
+                row["unscored_reason"] = out.reason
+                failed.append(f"{s.id}: {out.reason}")
+            details.append(row)
+        evidence = Evidence(frame_policy=got.policy, frame_indices=got.indices,
+                            judge=outcomes[0].evidence(requests[0]) if outcomes else None,
+                            details={"hint": self._hint(sample, ctx), "steps": details})
+        if failed:
+            return self.fail(sample, video, "judge reply unusable for step(s) " + "; ".join(failed),
+                             status=ScoreStatus.unscored, evidence=evidence)
+        done = sum(1 for d in details if d["completed"])
+        rs = done / len(steps)
+        evidence.details.update({"completed": done, "n_steps": len(steps)})
+        return [self.ok(sample, video, "RS", 100.0 * rs, rs, passed=done == len(steps), evidence=evidence)]
+
+
+class MmeCofQualityScorer(_MmeCofJudged):
+    """MME-CoF-Pro generation quality: CS, TC, VS, Hallu, PG on a declared scale (default 0–9)."""
+
+    name: ClassVar[str] = "mmecof_gq"
+    version: ClassVar[str] = "1"
+    metrics: ClassVar[tuple[str, ...]] = tuple(GQ_KEYS)
+    default_template: ClassVar[str] = "mmecof_quality"
+
+    def __init__(self, *, scale: tuple[int, int] = (0, 9), **kw: Any):
+        super().__init__(**kw)
+        self.lo, self.hi = int(scale[0]), int(scale[1])
+        if self.hi <= self.lo:
+            raise ConfigError(f"bad quality scale {scale}")
+
+    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        client = judge_for(ctx, self.judge_role)
+        if client is None:
+            return self.fail(sample, video, "no judge client configured")
+        instruction = sample.metadata.get("prompt_no_hint") or sample.prompt
+        try:
+            image, got = await asyncio.to_thread(self._inputs, sample, video)
+            req = self._request({"instruction": instruction, "n_frames": len(got.frames), "lo": self.lo,
+                                 "hi": self.hi}, image, got.frames)
+        except VideoError as exc:
+            return self.fail(sample, video, str(exc))
+        except ConfigError as exc:
+            return self.fail(sample, video, f"template: {exc}")
+        out = await client.ask(req, quality_parser(self.lo, self.hi))
+        evidence = Evidence(frame_policy=got.policy, frame_indices=got.indices, judge=out.evidence(req),
+                            details={"hint": self._hint(sample, ctx), "scale": [self.lo, self.hi]})
+        if not out.ok:
+            return self.fail(sample, video, f"judge reply unusable: {out.reason}", status=ScoreStatus.unscored,
+                             evidence=evidence)
+        return [self.ok(sample, video, code, v, normalize_likert(v, self.lo, self.hi), evidence=evidence)
+                for code, v in out.value.items()]
+
+
+def _parse_scale(spec: Any) -> tuple[int, int]:
+    if isinstance(spec, (tuple, list)) and len(spec) == 2:
+        return int(spec[0]), int(spec[1])
+    a, sep, b = str(spec).partition("-")
+    if not sep:
+        raise ConfigError(f"quality scale must look like 0-9, got {spec!r}")
+    return int(a), int(b)
+
+
+@benchmarks.register("mmecof")
+class MmeCofProtocol(Protocol):
+    """MME-CoF-Pro: per-step Reasoning Score under hint settings, plus generation quality.
+
+    Options: ``data`` (JSONL/JSON/parquet or folder; required), ``field_map`` (YAML path or dict),
+    ``root``, ``hint`` (``none`` | ``text`` | ``visual``; default ``none``), ``frame_policy``
+    (default ``mmecof`` = every 10th frame), ``quality`` (run the generation-quality judge;
+    default True), ``quality_scale`` (default ``0-9``), ``step_template`` / ``quality_template``
+    (+ ``*_template_path``), ``judge_role`` / ``quality_judge_role``, ``compare_runs`` (hint →
+    score table or file of another run, for hint deltas), ``n_boot`` (1000), ``level`` (0.95),
+    ``boot_seed`` (0).
+    """
+
+    name: ClassVar[str] = "mmecof"
+    summary: ClassVar[str] = "MME-CoF-Pro: per-step Reasoning Score under hint settings"
+
+    @property
+    def hint(self) -> str:
+        h = str(self.options.get("hint", "none"))
+        if h not in HINTS:
+            raise ConfigError(f"mmecof --hint must be one of {', '.join(HINTS)}, got {h!r}")
+        return h
+
+    def load(self) -> LoadResult:
+        data = self.options.get("data")
+        if not data:
+            raise ConfigError("mmecof needs --data pointing at the MME-CoF-Pro records (JSONL/JSON/parquet)")
+        hint = self.hint
+        res = load_mmecof(str(data), field_map=self.options.get("field_map"), root=self.options.get("root"))
+        out: list[Sample] = []
+        self.skipped: list[str] = []
+        for s in res.samples:
+            if hint == "visual" and not s.metadata.get("has_visual_hint"):
+                self.skipped.append(s.id)  # the visual-hint setting covers the 8 mini categories only
+                continue
+            prompt, _ = hint_inputs(s, hint)
+            image = s.metadata["visual_hint_image"] if hint == "visual" else s.input_image
+            meta = {**s.metadata, "hint": hint, "prompt_no_hint": s.prompt, "image_no_hint": s.input_image}
+            out.append(s.model_copy(update={"prompt": prompt, "input_image": image, "metadata": meta}))
+        return LoadResult(samples=out, errors=res.errors)
+
+    def scorers(self) -> list[Scorer]:
+        o = self.options
+        hint = self.hint
+        fp = o.get("frame_policy", "mmecof")
+        out: list[Scorer] = [MmeCofStepScorer(frame_policy=fp, template=o.get("step_template"),
+                                              template_path=o.get("step_template_path"),
+                                              judge_role=o.get("judge_role", "default"), hint=hint)]
+        if o.get("quality", True):
+            out.append(MmeCofQualityScorer(frame_policy=fp, template=o.get("quality_template"),
+                                           template_path=o.get("quality_template_path"),
+                                           judge_role=o.get("quality_judge_role", o.get("judge_role", "default")),
+                                           hint=hint, scale=_parse_scale(o.get("quality_scale", "0-9"))))
+        return out
+
+    def aggregate(self, scores: pd.DataFrame, samples: list[Sample], out_dir: str) -> AggregateResult:
+        from vreason.protocols.mmecof_tables import aggregate_mmecof
+
+        o = self.options
+        return aggregate_mmecof(scores, samples, out_dir, default_hint=self.hint,
+                                other_runs=o.get("compare_runs") or {}, n_boot=int(o.get("n_boot", 1000)),
+                                level=float(o.get("level", 0.95)), seed=int(o.get("boot_seed", 0)))
+
+
+__all__ = ["GQ_KEYS", "MmeCofProtocol", "MmeCofQualityScorer", "MmeCofStepScorer", "quality_parser",
+           "step_parser"]
