@@ -1,0 +1,311 @@
+"""RISE-Video scorers: Reasoning Alignment (judged or puzzle verifier), TC, PR and VQ.
+
+Frame strategies per metric (issue 5, item 2; recorded in every score's evidence):
+
+* RA: integer ``extra_frame`` F → ``fps:F+linspace`` (every ``int(video_fps // F)``-th frame,
+  as ``linspace(0, T-1, ceil(T / interval))``); ``-1`` → ``last_fraction:3/0.4``; ``maze`` /
+  ``sym`` / ``gt`` → ``last`` (the maze verifier reads every frame);
+* TC: ``uniform:16+round+dedupe``; PR: ``uniform:16`` (``+reverse`` when the sample says so);
+  VQ: ``uniform:6+drop_ends`` (4 frames).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, ClassVar, Literal
+
+from vreason.errors import VideoError
+from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.scoring import ScoreContext, Scorer
+
+RaMode = Literal["paper", "code"]
+RaCount = Literal["asked", "returned"]
+
+TC_POLICY = "uniform:16+round+dedupe"
+PR_POLICY = "uniform:16"
+VQ_POLICY = "uniform:6+drop_ends"
+
+
+def ra_policy(sample: Sample) -> str:
+    """The RA frame policy for a sample, from its ``extra_frame``."""
+    extra = sample.metadata.get("extra_frame", 2)
+    if extra in ("maze", "sym", "gt"):
+        return "last"
+    if extra == -1:
+        return "last_fraction:3/0.4"
+    return f"fps:{int(extra)}+linspace"
+
+
+def pr_policy(sample: Sample) -> str:
+    return PR_POLICY + ("+reverse" if sample.metadata.get("reverse") else "")
+
+
+def is_logical(sample: Sample) -> bool:
+    return sample.category == "logical"
+
+
+def _judge_for(ctx: ScoreContext, role: str) -> Any:
+    return ctx.judges.get(role) or ctx.judges.get("default")
+
+
+class _RiseJudged(Scorer):
+    """Shared plumbing of the judged metrics (kind io)."""
+
+    kind: ClassVar[Literal["cpu", "io"]] = "io"
+    role: ClassVar[str] = "default"
+
+    def _frames(self, sample: Sample, video: Video, spec: str):
+        from vreason.frames import sample_frames
+
+        if not video.path:
+            raise VideoError(f"<{sample.id}/{video.model}>", "no video path")
+        return sample_frames(video.path, spec)
+
+    async def _load(self, sample: Sample, video: Video, spec: str):
+        return await asyncio.to_thread(self._frames, sample, video, spec)
+
+    async def _likert(
+        self, sample: Sample, video: Video, ctx: ScoreContext, *, spec: str, template: str,
+        lo: int, hi: int, key: str, metric: str, variables: dict[str, Any],
+    ) -> list[Score]:
+        from vreason.judge import parsers
+        from vreason.judge.base import ImagePart, JudgeRequest, TextPart
+        from vreason.judge.templates import get_template
+
+        client = _judge_for(ctx, self.role)
+        if client is None:
+            return self.fail(sample, video, f"no judge configured for role {self.role!r}")
+        try:
+            sf = await self._load(sample, video, spec)
+        except (VideoError, ValueError) as exc:
+            return self.fail(sample, video, f"cannot read frames: {exc}")
+        tpl = get_template(template)
+        system, user = tpl.render(num_frames=len(sf.frames), **variables)
+        parts: list[Any] = [ImagePart(f) for f in sf.frames]
+        if user:
+            parts.append(TextPart(user))
+        req = JudgeRequest(parts=parts, system=system, template=tpl.name, template_version=tpl.version)
+        outcome = await client.ask(req, parsers.likert(lo, hi, key=key))
+        ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
+                      details={"scale": [lo, hi], "key": key})
+        if not outcome.ok:
+            return self.fail(sample, video, outcome.reason or "judge reply unusable",
+                             status=ScoreStatus.unscored, evidence=ev)
+        s = int(outcome.value)
+        return [self.ok(sample, video, metric, s, (s - lo) / (hi - lo), passed=s == hi, evidence=ev)]
+
+
+class RiseTemporalConsistency(_RiseJudged):
+    """RISE Temporal Consistency: 1–5 with the instruction given to the judge."""
+
+    name = "rise_tc"
+    version = "1"
+    metrics = ("tc",)
+
+    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        return await self._likert(sample, video, ctx, spec=TC_POLICY, template="rise_tc", lo=1, hi=5,
+                                  key="Final Score", metric="tc", variables={"instruction": sample.prompt})
+
+
+class RisePhysicalRationality(_RiseJudged):
+    """RISE Physical Rationality: 1–5 amplitude-aware; not applied to the logical category."""
+
+    name = "rise_pr"
+    version = "1"
+    metrics = ("pr",)
+
+    def applies(self, sample: Sample) -> bool:
+        return not is_logical(sample)
+
+    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        return await self._likert(sample, video, ctx, spec=pr_policy(sample), template="rise_pr", lo=1, hi=5,
+                                  key="score", metric="pr", variables={})
+
+
+class RiseVisualQuality(_RiseJudged):
+    """RISE Visual Quality: 1–3 on 4 frames; uses the ``vq`` judge when one is configured."""
+
+    name = "rise_vq"
+    version = "1"
+    metrics = ("vq",)
+    role = "vq"
+
+    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        return await self._likert(sample, video, ctx, spec=VQ_POLICY, template="rise_vq", lo=1, hi=3,
+                                  key="score", metric="vq", variables={})
+
+
+def yes_no_list_parser(n_questions: int, count: RaCount):
+    """Parse the RA reply: a JSON list of {question, answer, reason}; answers Yes/No.
+
+    ``count="asked"``: the list must hold exactly ``n_questions`` items (else ParseFailure, so the
+    client re-asks and finally reports ``unscored``). ``count="returned"``: any non-empty list
+    (the official code's behaviour); the score is then over the answers returned.
+    """
+    from vreason.judge import parsers
+
+    base = parsers.json_list()
+
+    def parse(text: str) -> list[dict[str, Any]]:
+        items = base(text)
+        if not items:
+            raise parsers.ParseFailure("empty answer list")
+        out = []
+        for i, item in enumerate(items):
+            if not isinstance(item, dict) or "answer" not in item:
+                raise parsers.ParseFailure(f"item {i} is not an object with an 'answer'")
+            ans = str(item["answer"]).strip().lower().strip("*\"'. ")
+            if ans.startswith("yes"):
+                yes = True
+            elif ans.startswith("no"):
+                yes = False
+            else:
+                raise parsers.ParseFailure(f"item {i}: answer {item['answer']!r} is neither Yes nor No")
+            out.append({"question": item.get("question"), "answer": "Yes" if yes else "No",
+                        "reason": item.get("reason"), "yes": yes})
+        if count == "asked" and len(out) != n_questions:
+            raise parsers.ParseFailure(f"{len(out)} answers for {n_questions} questions")
+        return out
+
+    parse.__name__ = f"rise_yes_no_list[{n_questions},{count}]"
+    return parse
+
+
+class RiseReasoningJudge(_RiseJudged):
+    """RISE Reasoning Alignment by the judge: Yes/No per question (or 1–5 vs the GT image)."""
+
+    name = "rise_ra"
+    version = "1"
+    metrics = ("ra",)
+
+    def __init__(self, ra_mode: RaMode = "paper", ra_count: RaCount = "asked"):
+        if ra_mode not in ("paper", "code"):
+            raise ValueError(f"ra_mode must be 'paper' or 'code', got {ra_mode!r}")
+        if ra_count not in ("asked", "returned"):
+            raise ValueError(f"ra_count must be 'asked' or 'returned', got {ra_count!r}")
+        self.ra_mode = ra_mode
+        self.ra_count = ra_count
+
+    def applies(self, sample: Sample) -> bool:
+        return sample.metadata.get("extra_frame") not in ("maze", "sym")
+
+    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        client = _judge_for(ctx, self.role)
+        if client is None:
+            return self.fail(sample, video, "no judge configured for role 'default'")
+        questions = [r.text for r in sample.rubric]
+        if not questions:
+            return self.fail(sample, video, f"sample {sample.id} has no questions")
+        spec = ra_policy(sample)
+        try:
+            sf = await self._load(sample, video, spec)
+        except (VideoError, ValueError) as exc:
+            return self.fail(sample, video, f"cannot read frames: {exc}")
+        if sample.metadata.get("extra_frame") == "gt" and self.ra_mode == "paper":
+            return await self._reference(sample, video, client, sf, questions)
+        return await self._yes_no(sample, video, client, sf, questions)
+
+    async def _yes_no(self, sample, video, client, sf, questions) -> list[Score]:
+        from vreason.judge.base import ImagePart, JudgeRequest, TextPart
+        from vreason.judge.templates import get_template
+
+        tpl = get_template("rise_ra")
+        system, _ = tpl.render(question="")
+        parts: list[Any] = [ImagePart(f) for f in sf.frames]
+        parts += [TextPart(tpl.render(question=q)[1]) for q in questions]
+        req = JudgeRequest(parts=parts, system=system, template=tpl.name, template_version=tpl.version)
+        outcome = await client.ask(req, yes_no_list_parser(len(questions), self.ra_count))
+        details: dict[str, Any] = {"mode": "yes_no", "ra_count": self.ra_count, "n_questions": len(questions)}
+        ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
+                      details=details)
+        if not outcome.ok:
+            return self.fail(sample, video, outcome.reason or "judge reply unusable",
+                             status=ScoreStatus.unscored, evidence=ev)
+        answers = outcome.value
+        n_yes = sum(a["yes"] for a in answers)
+        denom = len(questions) if self.ra_count == "asked" else len(answers)
+        ev.details.update(answers=answers, n_answers=len(answers), n_yes=n_yes,
+                          count_mismatch=len(answers) != len(questions))
+        value = n_yes / denom
+        return [self.ok(sample, video, "ra", value, min(1.0, value), passed=value >= 1.0, evidence=ev)]
+
+    async def _reference(self, sample, video, client, sf, questions) -> list[Score]:
+        from vreason.judge import parsers
+        from vreason.judge.base import ImagePart, JudgeRequest, TextPart
+        from vreason.judge.templates import get_template
+        from vreason.verify.rise_symmetry import read_image_rgb
+
+        gt_path = sample.resolve(sample.reference_image)
+        try:
+            gt = await asyncio.to_thread(read_image_rgb, gt_path or "")
+        except ValueError as exc:
+            return self.fail(sample, video, f"ground-truth image unusable: {exc}")
+        tpl = get_template("rise_ra_ref")
+        reqs = []
+        for q in questions:
+            system, user = tpl.render(question=q)
+            parts = [ImagePart(sf.frames[-1], label="Image 1: final frame of the video"),
+                     ImagePart(gt, label="Image 2: ground-truth image"), TextPart(user)]
+            reqs.append(JudgeRequest(parts=parts, system=system, template=tpl.name, template_version=tpl.version))
+        outcomes = await asyncio.gather(*(client.ask(r, parsers.likert(1, 5, key="Score")) for r in reqs))
+        calls = [{"question": q, "score": o.value if o.ok else None, "ok": o.ok, "reason": o.reason,
+                  "judge": o.evidence(r).model_dump()} for q, o, r in zip(questions, outcomes, reqs, strict=True)]
+        bad = next((i for i, o in enumerate(outcomes) if not o.ok), None)
+        main = bad if bad is not None else 0
+        ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices,
+                      judge=outcomes[main].evidence(reqs[main]),
+                      details={"mode": "reference", "n_questions": len(questions), "calls": calls,
+                               "reference_image": sample.reference_image})
+        if bad is not None:
+            reason = f"focus question {bad + 1}: {outcomes[bad].reason or 'judge reply unusable'}"
+            return self.fail(sample, video, reason, status=ScoreStatus.unscored, evidence=ev)
+        scores = [int(o.value) for o in outcomes]
+        value = sum(s / 5 for s in scores) / len(scores)
+        ev.details["scores"] = scores
+        return [self.ok(sample, video, "ra", value, value, passed=all(s == 5 for s in scores), evidence=ev)]
+
+
+class RisePuzzleVerifier(Scorer):
+    """RISE Reasoning Alignment for maze and symmetry samples: programmatic, {0, 0.5, 1}."""
+
+    name = "rise_puzzle"
+    version = "1"
+    kind: ClassVar[Literal["cpu", "io"]] = "cpu"
+    metrics = ("ra",)
+
+    def __init__(self, maze_mode: str = "strict"):
+        if maze_mode not in ("strict", "official"):
+            raise ValueError(f"maze_mode must be 'strict' or 'official', got {maze_mode!r}")
+        self.maze_mode = maze_mode
+
+    def applies(self, sample: Sample) -> bool:
+        return sample.metadata.get("extra_frame") in ("maze", "sym")
+
+    def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        import cv2
+
+        from vreason.frames import sample_frames
+        from vreason.verify.rise_maze import verify_maze_video
+        from vreason.verify.rise_symmetry import read_image_rgb, verify_symmetry
+
+        kind = sample.metadata.get("extra_frame")
+        if not video.path:
+            return self.fail(sample, video, "no video path")
+        try:
+            if kind == "maze":
+                res = verify_maze_video(video.path, mode=self.maze_mode)  # type: ignore[arg-type]
+                ev = Evidence(frame_policy="all", frame_indices=res.frame_indices, details=res.details())
+            else:
+                sf = sample_frames(video.path, "last")
+                gt_path = sample.resolve(sample.reference_image) or ""
+                res = verify_symmetry(sf.frames[-1], read_image_rgb(gt_path), sample.metadata.get("color_name", ""))
+                ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, details=res.details())
+        except VideoError as exc:
+            return self.fail(sample, video, f"video unusable: {exc}")
+        except ValueError as exc:
+            return self.fail(sample, video, str(exc))
+        if res.debug is not None:
+            path = ctx.debug_path(self.name, video, "jpg")
+            if cv2.imwrite(path, res.debug):
+                ev.debug_images.append(path)
+        return [self.ok(sample, video, "ra", res.score, res.score, passed=res.score >= 1.0, evidence=ev)]
