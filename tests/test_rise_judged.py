@@ -80,6 +80,7 @@ def test_ra_valid(tmp_path, video):
     types, texts = parts(body)
     assert types == ["image_url"] * 4 + ["text", "text"] and texts == ["Question 0?", "Question 1?"]
     assert "JSON list" in body["messages"][0]["content"] and body["temperature"] == 0.0
+    assert body.get("max_tokens", body.get("max_completion_tokens")) == 8192
 
 
 def test_ra_wrong_count_is_reasked_then_unscored(tmp_path, video):

@@ -16,6 +16,7 @@ Judge roles: ``default`` (RA, TC, PR) and ``vq`` (Visual Quality; falls back to 
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pandas as pd
@@ -52,6 +53,8 @@ class RiseProtocol(Protocol):
     summary = "RISE-Video: RA/TC/PR/VQ judged metrics, maze & symmetry verifiers"
     default_seeds = (0,)
     judge_roles = JUDGE_ROLES
+    convention = "rise"
+    """Import layout for ``--videos`` (``{model}/{category}/{task_id}.mp4``)."""
 
     def __init__(self, **options: Any):
         super().__init__(**options)
@@ -84,6 +87,15 @@ class RiseProtocol(Protocol):
         if not root:
             raise ConfigError("rise needs --videos: the root holding {model}/{category}/{task_id}.mp4")
         return rise_video_path(str(root), model, sample)
+
+    def locate_video(self, model: str, sample: Sample, seed: int = 0) -> str | None:
+        """For the runner: the found video, else where it was expected (``None`` without --videos
+        or for seeds other than 0; RISE has one video per sample)."""
+        root = self.options.get("videos")
+        if not root or seed != 0:
+            return None
+        found = rise_video_path(str(root), model, sample)
+        return found or os.path.join(str(root), model, sample.category, f"{sample.id}.mp4")
 
     # ------------------------------------------------------------------ scoring
     def scorers(self) -> list[Scorer]:

@@ -24,6 +24,15 @@ RaCount = Literal["asked", "returned"]
 TC_POLICY = "uniform:16+round+dedupe"
 PR_POLICY = "uniform:16"
 VQ_POLICY = "uniform:6+drop_ends"
+MAX_TOKENS = 8192
+"""Room for reasoning judges (GPT-5 counts its reasoning tokens here); temperature 0 as released."""
+
+
+def _request(parts: list[Any], system: str, tpl: Any):
+    from vreason.judge.base import Decoding, JudgeRequest
+
+    return JudgeRequest(parts=parts, system=system, decoding=Decoding(temperature=0.0, max_tokens=MAX_TOKENS),
+                        template=tpl.name, template_version=tpl.version)
 
 
 def ra_policy(sample: Sample) -> str:
@@ -69,7 +78,7 @@ class _RiseJudged(Scorer):
         lo: int, hi: int, key: str, metric: str, variables: dict[str, Any],
     ) -> list[Score]:
         from vreason.judge import parsers
-        from vreason.judge.base import ImagePart, JudgeRequest, TextPart
+        from vreason.judge.base import ImagePart, TextPart
         from vreason.judge.templates import get_template
 
         client = _judge_for(ctx, self.role)
@@ -84,7 +93,7 @@ class _RiseJudged(Scorer):
         parts: list[Any] = [ImagePart(f) for f in sf.frames]
         if user:
             parts.append(TextPart(user))
-        req = JudgeRequest(parts=parts, system=system, template=tpl.name, template_version=tpl.version)
+        req = _request(parts, system, tpl)
         outcome = await client.ask(req, parsers.likert(lo, hi, key=key))
         ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
                       details={"scale": [lo, hi], "key": key})
@@ -206,14 +215,14 @@ class RiseReasoningJudge(_RiseJudged):
         return await self._yes_no(sample, video, client, sf, questions)
 
     async def _yes_no(self, sample, video, client, sf, questions) -> list[Score]:
-        from vreason.judge.base import ImagePart, JudgeRequest, TextPart
+        from vreason.judge.base import ImagePart, TextPart
         from vreason.judge.templates import get_template
 
         tpl = get_template("rise_ra")
         system, _ = tpl.render(question="")
         parts: list[Any] = [ImagePart(f) for f in sf.frames]
         parts += [TextPart(tpl.render(question=q)[1]) for q in questions]
-        req = JudgeRequest(parts=parts, system=system, template=tpl.name, template_version=tpl.version)
+        req = _request(parts, system, tpl)
         outcome = await client.ask(req, yes_no_list_parser(len(questions), self.ra_count))
         details: dict[str, Any] = {"mode": "yes_no", "ra_count": self.ra_count, "n_questions": len(questions)}
         ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
@@ -231,7 +240,7 @@ class RiseReasoningJudge(_RiseJudged):
 
     async def _reference(self, sample, video, client, sf, questions) -> list[Score]:
         from vreason.judge import parsers
-        from vreason.judge.base import ImagePart, JudgeRequest, TextPart
+        from vreason.judge.base import ImagePart, TextPart
         from vreason.judge.templates import get_template
         from vreason.verify.rise_symmetry import read_image_rgb
 
@@ -246,7 +255,7 @@ class RiseReasoningJudge(_RiseJudged):
             system, user = tpl.render(question=q)
             parts = [ImagePart(sf.frames[-1], label="Image 1: final frame of the video"),
                      ImagePart(gt, label="Image 2: ground-truth image"), TextPart(user)]
-            reqs.append(JudgeRequest(parts=parts, system=system, template=tpl.name, template_version=tpl.version))
+            reqs.append(_request(parts, system, tpl))
         outcomes = await asyncio.gather(*(client.ask(r, parsers.likert(1, 5, key="Score")) for r in reqs))
         calls = [{"question": q, "score": o.value if o.ok else None, "ok": o.ok, "reason": o.reason,
                   "judge": o.evidence(r).model_dump()} for q, o, r in zip(questions, outcomes, reqs, strict=True)]
