@@ -1,0 +1,165 @@
+"""Reading a sliding-puzzle video: per-frame board readings, move legality and gliding checks."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from vreason.synth import frametools as ft
+
+if TYPE_CHECKING:
+    from vreason.synth.sliding import Painter
+
+C = 12
+"""Feature pixels per cell side (area-downsampled)."""
+
+
+def _colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel gain and offset mapping the frame's static area back to the reference colours."""
+    obs = ft.small(frame, (ref_small.shape[1], ref_small.shape[0]))
+    gain, off = np.ones(3, np.float32), np.zeros(3, np.float32)
+    for ch in range(3):
+        x, y = ref_small[:, :, ch][mask], obs[:, :, ch][mask]
+        if x.std() < 5:
+            continue
+        a, b = np.polyfit(x, y, 1)
+        if 0.7 <= a <= 1.4 and -40 <= b <= 40:
+            gain[ch], off[ch] = a, b
+    return gain, off
+
+
+class Reader:
+    def __init__(self, state: dict[str, Any], painter: Painter):
+        self.s, self.p = state, painter
+        n, t = state["n"], state["tile"]
+        self.n = n
+        blank = np.empty((t, t, 3), np.uint8)
+        blank[:] = painter.bg[state["by"], state["bx"]]
+        cells = [blank] + [painter.sprites[k] for k in range(1, n * n)]
+        self.templates = np.stack([ft.small(c, (C, C)) for c in cells])  # (K, C, C, 3)
+        k = len(cells)
+        d = np.array([[np.abs(self.templates[i] - self.templates[j]).mean() for j in range(k)] for i in range(k)])
+        self.dmin = float(d[~np.eye(k, dtype=bool)].min())
+        self.thr = min(30.0, 0.42 * self.dmin)
+        h, w = painter.bg.shape[:2]
+        self.ref_small = ft.small(painter.bg, (w // 8, h // 8))
+        mask = np.ones(self.ref_small.shape[:2], bool)
+        bx, by, side = state["bx"] // 8, state["by"] // 8, n * t // 8
+        mask[max(0, by - 1):by + side + 2, max(0, bx - 1):bx + side + 2] = False
+        self.mask = mask
+
+    def correct(self, frame: np.ndarray) -> np.ndarray:
+        """The frame with its board area colour-corrected (per-channel lookup tables)."""
+        import cv2
+
+        gain, off = _colour_fix(frame, self.ref_small, self.mask)
+        levels = np.arange(256, dtype=np.float32)
+        lut = np.clip((levels[:, None] - off[None]) / gain[None], 0, 255).astype(np.uint8)  # (256, 3)
+        n, t, bx, by = self.n, self.s["tile"], self.s["bx"], self.s["by"]
+        out = frame.copy()
+        crop = np.ascontiguousarray(out[by:by + n * t, bx:bx + n * t])
+        out[by:by + n * t, bx:bx + n * t] = cv2.LUT(crop, lut.reshape(256, 1, 3))
+        return out
+
+    def cells(self, frame: np.ndarray) -> np.ndarray:
+        """Distances (cells, templates) of one (colour-corrected) frame."""
+        n, t, bx, by = self.n, self.s["tile"], self.s["bx"], self.s["by"]
+        feat = ft.small(frame[by:by + n * t, bx:bx + n * t], (n * C, n * C))
+        feat = feat.reshape(n, C, n, C, 3).transpose(0, 2, 1, 3, 4).reshape(n * n, 1, C, C, 3)
+        return np.abs(feat - self.templates[None]).mean(axis=(2, 3, 4))
+
+    def region(self, a: int, b: int) -> tuple[int, int, int, int]:
+        (xa, ya), (xb, yb) = self.p.cell_xy(a), self.p.cell_xy(b)
+        t = self.s["tile"]
+        return min(xa, xb), min(ya, yb), max(xa, xb) + t, max(ya, yb) + t
+
+    def region_feat(self, img: np.ndarray, rect: tuple[int, int, int, int]) -> np.ndarray:
+        x0, y0, x1, y1 = rect
+        t = self.s["tile"]
+        return ft.small(img[y0:y1, x0:x1], ((x1 - x0) // t * C, (y1 - y0) // t * C))
+
+
+def _legal(a_arr: tuple[int, ...], b_arr: tuple[int, ...], n: int) -> tuple[int, int] | None:
+    from vreason.synth.sliding import neighbors
+
+    diff = [i for i in range(n * n) if a_arr[i] != b_arr[i]]
+    if len(diff) != 2:
+        return None
+    i, j = diff
+    src, dst = (i, j) if a_arr[j] == 0 else (j, i)
+    if a_arr[dst] == 0 and b_arr[src] == 0 and a_arr[src] == b_arr[dst] and dst in neighbors(n, src):
+        return src, dst
+    return None
+
+
+def check_video(frames: list[np.ndarray], state: dict[str, Any],
+                painter: Painter) -> tuple[dict[str, bool], dict[str, Any]]:
+    rd = Reader(state, painter)
+    n = rd.n
+    fixed = [rd.correct(f) for f in frames]
+    dists = np.stack([rd.cells(f) for f in fixed])  # (F, cells, K)
+    best = dists.min(axis=2)
+    stable = (best <= rd.thr).all(axis=1)
+    arrs = [tuple(int(v) for v in dists[i].argmin(axis=1)) if stable[i] else None for i in range(len(frames))]
+    runs: list[list[Any]] = []  # [arrangement, first, last]
+    for i, a in enumerate(arrs):
+        if a is None:
+            continue
+        if runs and runs[-1][0] == a and all(arrs[j] is None for j in range(runs[-1][2] + 1, i)):
+            runs[-1][2] = i
+        else:
+            runs.append([a, i, i])
+    start, target = tuple(state["start"]), tuple(state["target"])
+    moves: list[dict[str, Any]] = []
+    legal_all, glide_all, others_all = True, True, True
+    for (a_arr, _, la), (b_arr, fb, _) in zip(runs, runs[1:], strict=False):
+        gap = list(range(la + 1, fb))
+        if a_arr == b_arr:  # a wobble that came back: every cell must stay close to the arrangement
+            ok = all(dists[g, c, a_arr[c]] <= 2 * rd.thr for g in gap for c in range(n * n))
+            others_all &= ok
+            moves.append({"frames": [la, fb], "kind": "no change", "ok": ok})
+            continue
+        mv = _legal(a_arr, b_arr, n)
+        if mv is None:
+            legal_all = False
+            moves.append({"frames": [la, fb], "kind": "illegal", "changed_cells": int(sum(
+                x != y for x, y in zip(a_arr, b_arr, strict=True)))})
+            continue
+        src, dst = mv
+        rect = rd.region(src, dst)
+        ps = np.linspace(0, 1, 11)
+        hyps = np.stack([rd.region_feat(painter.board(a_arr, (src, dst, float(p))), rect) for p in ps])
+        seq, worst = [], 0.0
+        for g in [la, *gap, fb]:
+            d = np.abs(hyps - rd.region_feat(fixed[g], rect)[None]).mean(axis=(1, 2, 3))
+            k = int(d.argmin())
+            seq.append(float(ps[k]))
+            if g in gap:
+                worst = max(worst, float(d[k]))
+        mids = [p for p in seq[1:-1] if 0.15 <= p <= 0.85]
+        monotone = all(y >= x - 0.2 for x, y in zip(seq, seq[1:], strict=False))
+        glide = bool(gap) and bool(mids) and monotone and worst <= 1.3 * rd.thr
+        rest = [c for c in range(n * n) if c not in (src, dst)]
+        others = all(dists[g, c, a_arr[c]] <= rd.thr for g in gap for c in rest)
+        glide_all &= glide
+        others_all &= others
+        moves.append({"frames": [la, fb], "tile": int(a_arr[src]), "from": src, "to": dst, "progress": seq,
+                      "worst_match": round(worst, 2), "glides": glide, "others_unchanged": others})
+    transitions = [m for m in moves if m.get("kind") != "no change"]
+    checks = {
+        "starts_at_start": arrs[0] == start,
+        "reaches_target": arrs[-1] == target,
+        "legal_moves": bool(transitions) and legal_all,
+        "continuous_motion": bool(transitions) and legal_all and glide_all,
+        "others_unchanged": others_all,
+    }
+    evidence = {
+        "moves": moves, "first_reading": list(arrs[0]) if arrs[0] else None,
+        "final_reading": list(arrs[-1]) if arrs[-1] else None, "start": list(start), "target": list(target),
+        "stable_frames": int(stable.sum()), "n_frames": len(frames), "match_threshold": round(rd.thr, 2),
+        "template_min_distance": round(rd.dmin, 2),
+    }
+    if arrs[-1] is None:
+        evidence["reason"] = "the board cannot be read in the last frame"
+    return checks, evidence
