@@ -14,6 +14,7 @@ from vreason.protocols.mmecof import MmeCofProtocol
 from vreason.records import Video
 from vreason.registry import benchmarks, load_builtins
 from vreason.scoring import ScoreContext
+from vreason.store import RunStore
 from vreason.testing.loopback import LoopbackServer
 
 Y, N = json.dumps({"reason": "r", "completed": "yes"}), json.dumps({"reason": "r", "completed": "no"})
@@ -52,8 +53,14 @@ def test_mmecof_three_hint_runs_end_to_end(tmp_path):
             scores = asyncio.run(_run(proto, samples, videos, client_for(srv)))
         assert all(s.status.value == "ok" for s in scores)
         frames[hint] = scores_frame(scores, samples)
+        if hint == "text":  # the text-hint run is read back from a run directory's result store
+            with RunStore(str(tmp_path / "runs" / "text")) as store:
+                store.put_samples(samples)
+                for s in scores:
+                    store.put_unit((s.sample_id, s.model, s.seed, s.scorer),
+                                   [x for x in scores if (x.sample_id, x.scorer) == (s.sample_id, s.scorer)])
     base = MmeCofProtocol(data=data, hint="none", n_boot=200,
-                          compare_runs={"text": frames["text"], "visual": frames["visual"]})
+                          compare_runs={"text": str(tmp_path / "runs" / "text"), "visual": frames["visual"]})
     samples = base.load().samples
     res = base.aggregate(frames["none"], samples, str(tmp_path / "out"))
     t1 = res.tables["mmecof_table1"].set_index(["Category", "Metric"])["vm"]

@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pytest
 
-from _ruler_mmecof_fixtures import client_for, keyed_script, ruler_dataset, ruler_videos, scores_frame
+from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, ruler_dataset, ruler_videos, scores_frame
 from vreason.protocols.ruler import RulerProtocol
 from vreason.protocols.ruler_tools import draft_checklist, enhance_prompt, enhance_prompts
 from vreason.records import Video
@@ -113,5 +113,14 @@ def test_prompt_enhancement_becomes_pe_variant(tmp_path):
     proto = RulerProtocol(data=str(tmp_path / "pe.jsonl"), root=str(tmp_path / "data"), prompt_variant="pe")
     res = proto.load()
     assert sorted(s.id for s in res.samples) == ["maze-3", "physics-0"]
-    assert {s.id: s.prompt_for("pe") for s in res.samples}["maze-3"] == "The dot follows the corridor."
+    maze = {s.id: s for s in res.samples}["maze-3"]
+    assert maze.prompt == maze.prompt_for("pe") == "The dot follows the corridor."  # what the generator gets
+    assert maze.metadata["prompt_original"] == "Move the dot through the maze PROMPT_MAZE"
+    video = Video(sample_id="maze-3", model="m1", path=moving_video(str(tmp_path / "v.mp4")))
+    with LoopbackServer(keyed_script([("PROMPT_MAZE", [_ans(["Good"] * 4)])])) as srv:
+        ctx = ScoreContext(judges={"default": client_for(srv)})
+        scores = asyncio.run(proto.scorers()[0].ascore(maze, video, ctx))
+        sent = json.dumps(srv.requests[0])
+    assert "The dot follows the corridor" not in sent  # the judge sees the original prompt
+    assert all(s.value == 100 for s in scores)
     assert res.errors == [{"where": "color-1", "reason": "no prompt variant 'pe'; run enhance-prompts first"}]

@@ -16,7 +16,8 @@ Definitions (paper §4, Tables 1–2, 5–6; where the paper is silent, ours, st
 
 The hint of a score row comes from a ``hint`` column, else the scorer's evidence
 (``details.hint``), else the run's ``--hint``. Other runs' score tables (another hint) can be
-passed as ``other_runs`` (hint → DataFrame or a .csv / .jsonl / .parquet file).
+passed as ``other_runs`` (hint → DataFrame, a run directory, or its exported scores.csv /
+scores.parquet).
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def _read_table(src: Any) -> pd.DataFrame:
     if isinstance(src, pd.DataFrame):
         return src
     path = str(src)
+    if os.path.isdir(path):  # another run's directory: read its result store
+        from vreason.store import RunStore
+
+        with RunStore(path, create=False) as store:
+            return store.scores_frame()
     if path.endswith(".parquet"):
         return pd.read_parquet(path)
     if path.endswith((".jsonl", ".json")):

@@ -93,7 +93,7 @@ class RulerChecklistScorer(Scorer):
         gen = sample_frames(video.path, self.frame_policy)
         images["VIDEO"] = gen.frames
         system, user = tpl.render(
-            prompt=sample.prompt,
+            prompt=sample.metadata.get("prompt_original", sample.prompt),
             implicit_explanation=sample.metadata.get("implicit_explanation", ""),
             has_input_image=bool(images["INPUT_IMAGE"]),
             has_gt_image=bool(images["GT_IMAGE"]),
@@ -181,7 +181,9 @@ class RulerProtocol(Protocol):
             kept = []
             for s in result.samples:
                 if variant in s.prompt_variants:
-                    kept.append(s)
+                    # the generator gets the variant; the judge still sees the original prompt
+                    meta = {**s.metadata, "prompt_original": s.prompt, "prompt_variant": variant}
+                    kept.append(s.model_copy(update={"prompt": s.prompt_variants[variant], "metadata": meta}))
                 else:
                     result.errors.append({"where": s.id, "reason": f"no prompt variant {variant!r}; "
                                           "run enhance-prompts first"})
