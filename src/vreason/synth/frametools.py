@@ -121,3 +121,32 @@ def ramp(n: int, start: float, end: float) -> np.ndarray:
     t = np.arange(n) / max(1, n - 1)
     p = np.clip((t - start) / max(1e-6, end - start), 0.0, 1.0)
     return p * p * (3 - 2 * p)
+
+
+def colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel gain and offset (frame ≈ gain * reference + offset) fitted on the static ``mask`` area.
+
+    ``ref_small`` is the reference frame downsampled with :func:`small`; ``mask`` selects its static
+    pixels. Implausible fits (gain outside 0.7..1.4, offset beyond ±40) are replaced by identity.
+    """
+    obs = small(frame, (ref_small.shape[1], ref_small.shape[0]))
+    gain, off = np.ones(3, np.float32), np.zeros(3, np.float32)
+    for ch in range(3):
+        x, y = ref_small[:, :, ch][mask], obs[:, :, ch][mask]
+        vx = float(x.var())
+        if vx < 25:
+            continue
+        a = float(((x - x.mean()) * (y - y.mean())).mean()) / vx
+        b = float(y.mean() - a * x.mean())
+        if 0.7 <= a <= 1.4 and -40 <= b <= 40:
+            gain[ch], off[ch] = a, b
+    return gain, off
+
+
+def apply_fix(img: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """Undo a per-channel gain/offset with a lookup table (uint8 in and out)."""
+    import cv2
+
+    levels = np.arange(256, dtype=np.float32)
+    lut = np.clip((levels[:, None] - off[None]) / gain[None], 0, 255).astype(np.uint8)
+    return cv2.LUT(np.ascontiguousarray(img), lut.reshape(256, 1, 3))

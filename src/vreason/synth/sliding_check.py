@@ -15,20 +15,6 @@ C = 12
 """Feature pixels per cell side (area-downsampled)."""
 
 
-def _colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-channel gain and offset mapping the frame's static area back to the reference colours."""
-    obs = ft.small(frame, (ref_small.shape[1], ref_small.shape[0]))
-    gain, off = np.ones(3, np.float32), np.zeros(3, np.float32)
-    for ch in range(3):
-        x, y = ref_small[:, :, ch][mask], obs[:, :, ch][mask]
-        if x.std() < 5:
-            continue
-        a, b = np.polyfit(x, y, 1)
-        if 0.7 <= a <= 1.4 and -40 <= b <= 40:
-            gain[ch], off[ch] = a, b
-    return gain, off
-
-
 class Reader:
     def __init__(self, state: dict[str, Any], painter: Painter):
         self.s, self.p = state, painter
@@ -51,15 +37,10 @@ class Reader:
 
     def correct(self, frame: np.ndarray) -> np.ndarray:
         """The frame with its board area colour-corrected (per-channel lookup tables)."""
-        import cv2
-
-        gain, off = _colour_fix(frame, self.ref_small, self.mask)
-        levels = np.arange(256, dtype=np.float32)
-        lut = np.clip((levels[:, None] - off[None]) / gain[None], 0, 255).astype(np.uint8)  # (256, 3)
+        gain, off = ft.colour_fix(frame, self.ref_small, self.mask)
         n, t, bx, by = self.n, self.s["tile"], self.s["bx"], self.s["by"]
         out = frame.copy()
-        crop = np.ascontiguousarray(out[by:by + n * t, bx:bx + n * t])
-        out[by:by + n * t, bx:bx + n * t] = cv2.LUT(crop, lut.reshape(256, 1, 3))
+        out[by:by + n * t, bx:bx + n * t] = ft.apply_fix(out[by:by + n * t, bx:bx + n * t], gain, off)
         return out
 
     def cells(self, frame: np.ndarray) -> np.ndarray:
