@@ -126,3 +126,14 @@ def test_protocol_aggregate_writes_tables(tmp_path):
     assert tem1["metrics"]["tc"]["judge"]["raw_reply"] == "reply tem_1 tc"
     md = (tmp_path / "rise_table1.md").read_text()
     assert "W.Score" in md and "| m1" in md
+
+
+def test_missing_video_units_do_not_void_the_interval():
+    rows = [*[row("m1", "tem_1", m, v) for m, v in (("ra", 1.0), ("tc", 5), ("pr", 5), ("vq", 3))],
+            *[row("m1", "tem_2", m, v) for m, v in (("ra", 0.5), ("tc", 3), ("pr", 5), ("vq", 2))],
+            *[row("m1", "tem_3", m, None, "error", "video missing") for m in ("ra", "tc", "pr", "vq")]]
+    s = summarize_group(unit_table(pd.DataFrame(rows)), logical_group=False, n_boot=300)
+    est, lo, hi = s["W.Score"]
+    assert est == pytest.approx(0.4 * 75 + 0.25 * 75 + 0.25 * 100 + 0.1 * 75)
+    assert not np.isnan(lo) and not np.isnan(hi) and lo < est < hi
+    assert s["RA_error"] == 1 and s["n_unscored_units"] == 1 and s["acc_n"] == 2

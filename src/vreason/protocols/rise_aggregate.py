@@ -122,17 +122,21 @@ def summarize_group(units: pd.DataFrame, *, logical_group: bool, n_boot: int = 1
         out[f"{LABELS[m]}_n"] = int((~np.isnan(vals)).sum())
         out[f"{LABELS[m]}_unscored"] = int((st == "unscored").sum())
         out[f"{LABELS[m]}_error"] = int((st == "error").sum())
-    if len(units) == 1:  # bootstrap_ci returns the single *value* (an index here) for n == 1
-        w = weighted_score(block, logical, logical_group=logical_group)
+    # units with no usable metric at all (e.g. a missing video) carry nothing into any mean: leave
+    # them out of the W.Score resampling so a resample of only such units cannot void the interval
+    some = ~np.all(np.isnan(block), axis=1)
+    wblock, wlogical, wclusters = block[some], logical[some], clusters[some]
+    if len(wblock) == 1:  # bootstrap_ci returns the single *value* (an index here) for n == 1
+        w = weighted_score(wblock, wlogical, logical_group=logical_group)
         out["W.Score"] = (w, w, w)
-    elif len(units):
-        idx = np.arange(len(units), dtype=float)
+    elif len(wblock):
+        idx = np.arange(len(wblock), dtype=float)
 
         def stat(ix: np.ndarray) -> float:
             ii = ix.astype(int)
-            return weighted_score(block[ii], logical[ii], logical_group=logical_group)
+            return weighted_score(wblock[ii], wlogical[ii], logical_group=logical_group)
 
-        out["W.Score"] = bootstrap_ci(idx, stat=stat, n_boot=n_boot, seed=seed, clusters=clusters)
+        out["W.Score"] = bootstrap_ci(idx, stat=stat, n_boot=n_boot, seed=seed, clusters=wclusters)
     else:
         out["W.Score"] = (float("nan"),) * 3
     passed = units["passed"].map(lambda p: np.nan if p is None else float(p)).to_numpy(dtype=float) * 100.0
