@@ -255,6 +255,7 @@ def aggregate_mmecof(scores: pd.DataFrame, samples: list[Sample], out_dir: str, 
         tables[k] = t.reset_index()
     bad = allscores[allscores["status"] != "ok"]
     summary = {
+        "headline_tables": ["mmecof_table1", "mmecof_table2", "mmecof_hint_deltas"],
         "hints": sorted(inst["hint"].unique()) if not inst.empty else [],
         "samples_scored": {f"{m}/{h}": int(n) for (m, h), n in inst.groupby(["model", "hint"]).size().items()}
         if not inst.empty else {},

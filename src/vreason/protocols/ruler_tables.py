@@ -266,6 +266,7 @@ def aggregate_ruler(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
         rel = rel[rel["scorer"] == "ruler_checklist"]
     bad = rel[rel["status"] != "ok"].drop_duplicates(["model", "sample_id", "seed"]) if not rel.empty else rel
     summary = {
+        "headline_tables": ["ruler_table2", "ruler_mode_split", "ruler_win_rate"],
         "missing_metric": missing_metric,
         "instances_scored": {m: int(n) for m, n in inst.groupby("model").size().items()} if not inst.empty else {},
         "units_not_scored": {f"{m}/{s}": int(n) for (m, s), n in bad.groupby(["model", "status"]).size().items()}
