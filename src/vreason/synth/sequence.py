@@ -1,0 +1,262 @@
+"""Sequence completion: a row of cells follows a rule; one cell (dashed outline) is empty.
+
+Rules: the number of items grows, the colour cycles, the shape cycles, an arrow turns in steps, the
+item grows. Easy: one rule, the last cell is missing; medium: one rule, any cell; hard: two rules at
+once, any cell. The solution fades the right element into the empty cell.
+
+Verifier: the empty cell in the last frames is compared with renders of the right element, of
+distractors (one attribute changed, or a neighbour's element) and of the empty cell, on colour
+corrected, area-downsampled features; the right element must be the nearest, clearly. The other
+cells must stay unchanged in every frame. Directional (a reversed video ends empty); no process
+rule (a cut to the completed row is a valid answer).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vreason.synth import frametools as ft
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.synth.shapes import PALETTE, dashed_rect, draw_shape
+
+BG = (238, 236, 230)
+CELL_BG = (252, 252, 250)
+EDGE = (120, 120, 120)
+N_CELLS = {"easy": 4, "medium": 5, "hard": 6}
+RULES = ("count", "colour", "shape", "rotation", "size")
+LAYOUT = {1: [(0, 0)], 2: [(-1, 0), (1, 0)], 3: [(-1, 0.8), (1, 0.8), (0, -0.9)],
+          4: [(-1, -1), (1, -1), (-1, 1), (1, 1)], 5: [(-1, -1), (1, -1), (0, 0), (-1, 1), (1, 1)],
+          6: [(-1, -1.1), (1, -1.1), (-1, 0), (1, 0), (-1, 1.1), (1, 1.1)]}
+FEAT = 24
+ANSWER_MAX = 12.0
+"""Largest feature distance (mean absolute difference, 0..255) of the filled cell from the right element."""
+CELL_CHANGE_MAX = 28.0
+
+
+def geometry(n: int, cfg: RenderConfig) -> dict[str, int]:
+    gap = 14
+    cell = int(min(0.42 * cfg.height, (cfg.width - 40 - gap * (n - 1)) / n))
+    x0 = (cfg.width - n * cell - (n - 1) * gap) // 2
+    return {"cell": cell, "gap": gap, "x0": x0, "y0": (cfg.height - cell) // 2}
+
+
+def cell_rect(state: dict[str, Any], i: int) -> tuple[int, int, int, int]:
+    x = state["x0"] + i * (state["cell"] + state["gap"])
+    return x, state["y0"], x + state["cell"], state["y0"] + state["cell"]
+
+
+def draw_element(img: np.ndarray, spec: dict[str, Any], rect: tuple[int, int, int, int]) -> None:
+    x0, y0, x1, y1 = rect
+    size = x1 - x0
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    k = int(spec["count"])
+    r = (0.36 if k == 1 else 0.13 if k > 2 else 0.17) * size * spec["scale"]
+    step = 0.2 * size if k > 2 else 0.22 * size
+    for dx, dy in LAYOUT[k]:
+        draw_shape(img, spec["shape"], cx + dx * step, cy + dy * step, r, tuple(spec["color"]), spec["rotation"])
+
+
+def render_row(state: dict[str, Any], cfg: RenderConfig, fill: dict[str, Any] | None = None,
+               alpha: float = 1.0) -> np.ndarray:
+    """The row with the missing cell empty, or holding ``fill`` blended in with ``alpha``."""
+    import cv2
+
+    img = np.empty((cfg.height, cfg.width, 3), np.uint8)
+    img[:] = BG
+    miss = state["missing"]
+    for i, spec in enumerate(state["cells"]):
+        x0, y0, x1, y1 = cell_rect(state, i)
+        img[y0:y1, x0:x1] = CELL_BG
+        if i == miss:
+            dashed_rect(img, x0, y0, x1 - 1, y1 - 1, EDGE, dash=9, thickness=2)
+        else:
+            cv2.rectangle(img, (x0, y0), (x1 - 1, y1 - 1), EDGE, 2)
+            draw_element(img, spec, (x0, y0, x1, y1))
+    if fill is not None and alpha > 0:
+        rect = cell_rect(state, miss)
+        full = img.copy()
+        draw_element(full, fill, rect)
+        if alpha >= 1:
+            return full
+        x0, y0, x1, y1 = rect
+        img[y0:y1, x0:x1] = (img[y0:y1, x0:x1] * (1 - alpha) + full[y0:y1, x0:x1] * alpha).astype(np.uint8)
+    return img
+
+
+def _sequence(rng: np.random.Generator, n: int, rules: list[str]) -> list[dict[str, Any]]:
+    names = list(PALETTE)
+    base_color = names[int(rng.integers(len(names)))]
+    shape = str(rng.choice(["circle", "square", "star", "triangle", "hexagon", "diamond"]))
+    spec = {"shape": shape, "color": list(PALETTE[base_color]), "count": 1, "rotation": 0.0, "scale": 1.0}
+    if "rotation" in rules:
+        spec["shape"] = "arrow"
+    if "count" in rules and spec["shape"] == "arrow":
+        spec["scale"] = 1.25
+    cells = [dict(spec) for _ in range(n)]
+    for rule in rules:
+        if rule == "count":
+            c0 = int(rng.integers(1, 7 - n + 1)) if n < 6 else 1
+            for i in range(n):
+                cells[i]["count"] = c0 + i
+        elif rule == "colour":
+            period = 2 if n < 6 else int(rng.integers(2, 4))  # two full periods stay visible
+            cyc = [PALETTE[c] for c in rng.choice(names, size=period, replace=False)]
+            for i in range(n):
+                cells[i]["color"] = list(cyc[i % period])
+        elif rule == "shape":
+            period = 2 if n < 6 else int(rng.integers(2, 4))  # two full periods stay visible
+            pool = ["circle", "square", "star", "triangle", "cross", "diamond"]
+            cyc = [str(s) for s in rng.choice(pool, size=period, replace=False)]
+            for i in range(n):
+                cells[i]["shape"] = cyc[i % period]
+        elif rule == "rotation":
+            step = float(rng.choice([45.0, 90.0])) * float(rng.choice([-1, 1]))
+            r0 = float(rng.choice([0.0, 90.0, 180.0, 270.0]))
+            for i in range(n):
+                cells[i]["rotation"] = (r0 + i * step) % 360
+        elif rule == "size":
+            lo = 0.45
+            st = (1.0 - lo) / (n - 1)
+            order = range(n) if rng.random() < 0.5 else range(n - 1, -1, -1)
+            for j, i in enumerate(order):
+                cells[i]["scale"] = round(lo + j * st, 3)
+    return cells
+
+
+def _distractors(rng: np.random.Generator, cells: list[dict[str, Any]], miss: int) -> list[dict[str, Any]]:
+    right = cells[miss]
+    out: list[dict[str, Any]] = []
+
+    def add(spec: dict[str, Any]) -> None:
+        if spec != right and spec not in out:
+            out.append(spec)
+
+    for i in (miss - 1, miss + 1):
+        if 0 <= i < len(cells):
+            add(dict(cells[i]))
+    if right["count"] > 1 or any(c["count"] > 1 for c in cells):
+        for d in (-1, 1):
+            if 1 <= right["count"] + d <= 6:
+                add({**right, "count": right["count"] + d})
+    colours = [list(c) for c in PALETTE.values() if list(c) != right["color"]]
+    add({**right, "color": colours[int(rng.integers(len(colours)))]})
+    if right["shape"] == "arrow":
+        add({**right, "rotation": (right["rotation"] + 90) % 360})
+        add({**right, "rotation": (right["rotation"] + 180) % 360})
+    else:
+        add({**right, "shape": "circle" if right["shape"] != "circle" else "square"})
+    if right["count"] == 1:
+        add({**right, "scale": round(right["scale"] * 0.6, 3) if right["scale"] > 0.7 else 1.0})
+    return out
+
+
+def _fade_in(state: dict[str, Any], first: np.ndarray, full: np.ndarray, cfg: RenderConfig) -> list[np.ndarray]:
+    x0, y0, x1, y1 = cell_rect(state, state["missing"])
+    a_cell, b_cell = first[y0:y1, x0:x1].astype(np.float32), full[y0:y1, x0:x1].astype(np.float32)
+    out = []
+    for a in ft.ramp(cfg.n_frames, 0.25, 0.7):
+        if a <= 0:
+            out.append(first)
+        elif a >= 1:
+            out.append(full)
+        else:
+            fr = first.copy()
+            fr[y0:y1, x0:x1] = (a_cell * (1 - a) + b_cell * a).astype(np.uint8)
+            out.append(fr)
+    return out
+
+
+@family
+class Sequence(TaskFamily):
+    name = "sequence"
+    version = "1"
+    directional = True
+    process_rule = False
+
+    def make(self, rng: np.random.Generator, difficulty: str, index: int, seed: int,
+             cfg: RenderConfig) -> TaskInstance:
+        n = N_CELLS[difficulty]
+        if difficulty == "hard":
+            rules = [str(r) for r in rng.choice(["count", "colour", "shape", "rotation"], size=2, replace=False)]
+            if set(rules) == {"shape", "rotation"}:
+                rules = ["rotation", "colour"]
+        else:
+            rules = [str(rng.choice(RULES))]
+        cells = _sequence(rng, n, rules)
+        miss = n - 1 if difficulty == "easy" else int(rng.integers(n))
+        state: dict[str, Any] = {**geometry(n, cfg), "n": n, "rules": rules, "cells": cells, "missing": miss,
+                                 "answer": cells[miss], "distractors": _distractors(rng, cells, miss),
+                                 "width": cfg.width, "height": cfg.height}
+        first = render_row(state, cfg)
+        frames = _fade_in(state, first, render_row(state, cfg, cells[miss]), cfg)
+        where = "at the end of the row" if miss == n - 1 else f"in position {miss + 1} of {n}"
+        prompt = (
+            f"A row of {n} cards lies on a table. Each card follows from its neighbours by a simple regular "
+            f"pattern, but the card {where} is blank, marked only by a dashed border. The picture that belongs "
+            "on the blank card slowly appears on it, continuing the pattern exactly. The other cards stay "
+            "exactly as they are and the camera does not move."
+        )
+        return TaskInstance(family=self.name, difficulty=difficulty, index=index, seed=seed, prompt=prompt,
+                            first_frame=first, final_frame=frames[-1], solution=frames, state=state,
+                            directional=self.directional, process_rule=self.process_rule)
+
+    def random_motion(self, inst: TaskInstance, rng: np.random.Generator, cfg: RenderConfig) -> list[np.ndarray]:
+        """A wrong element (a distractor) fades into the empty cell."""
+        st = inst.state
+        wrong = st["distractors"][int(rng.integers(len(st["distractors"])))]
+        return _fade_in(st, inst.first_frame, render_row(st, cfg, wrong), cfg)
+
+    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
+        frames, err = ft.prepare(frames, cfg)
+        if err:
+            return ft.zero(err)
+        err = ft.blank_reason(frames)
+        if err:
+            return ft.zero(err)
+        ref = render_row(state, cfg)
+        size = (cfg.width // 4, cfg.height // 4)
+        ref_small = ft.small(ref, size)
+        mx0, my0, mx1, my1 = cell_rect(state, state["missing"])
+        mask = np.ones(ref_small.shape[:2], bool)
+        mask[max(0, my0 // 4 - 1):my1 // 4 + 2, max(0, mx0 // 4 - 1):mx1 // 4 + 2] = False
+
+        # other cells unchanged, in every frame
+        worst, worst_frame = 0.0, 0
+        others = [cell_rect(state, i) for i in range(state["n"]) if i != state["missing"]]
+        for fi, fr in enumerate(frames):
+            d = np.abs(ft.small(fr, size) - ref_small).mean(axis=2)
+            for x0, y0, x1, y1 in others:
+                v = float(d[y0 // 4 + 1:y1 // 4 - 1, x0 // 4 + 1:x1 // 4 - 1].mean())
+                if v > worst:
+                    worst, worst_frame = v, fi
+
+        # the filled cell in the last frames, against the candidates
+        k = min(3, len(frames))
+        feats = []
+        for fr in frames[-k:]:
+            gain, off = ft.colour_fix(fr, ref_small, mask)
+            feats.append(ft.small(ft.apply_fix(fr[my0:my1, mx0:mx1], gain, off), (FEAT, FEAT)))
+        feat = np.median(np.stack(feats), axis=0)
+        names = ["answer", "empty"] + [f"distractor_{i}" for i in range(len(state["distractors"]))]
+        cands = [render_row(state, cfg, state["answer"]), ref] + [
+            render_row(state, cfg, d) for d in state["distractors"]]
+        dist = [float(np.abs(ft.small(c[my0:my1, mx0:mx1], (FEAT, FEAT)) - feat).mean()) for c in cands]
+        order = np.argsort(dist)
+        d_ans = dist[0]
+        d_other = min(dist[1:])
+        sep = min(float(np.abs(ft.small(cands[0][my0:my1, mx0:mx1], (FEAT, FEAT))
+                               - ft.small(c[my0:my1, mx0:mx1], (FEAT, FEAT))).mean()) for c in cands[1:])
+        checks = {
+            "cell_filled": names[int(order[0])] != "empty",
+            "right_element": int(order[0]) == 0 and d_ans <= 0.7 * d_other and d_ans <= ANSWER_MAX,
+            "others_unchanged": worst <= CELL_CHANGE_MAX,
+        }
+        evidence = {
+            "distances": {nm: round(d, 2) for nm, d in zip(names, dist, strict=True)},
+            "nearest": names[int(order[0])], "answer_separation": round(sep, 2), "answer_limit": ANSWER_MAX, "rules": state["rules"],
+            "missing_cell": state["missing"], "max_cell_change": round(worst, 2),
+            "max_cell_change_frame": worst_frame, "cell_change_limit": CELL_CHANGE_MAX, "frames_used": k,
+        }
+        return ft.finish(checks, evidence)
