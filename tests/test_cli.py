@@ -81,3 +81,34 @@ def test_import_then_run_then_preflight(tmp_path):
     rep = json.loads(res.stdout)
     m = rep["models"][0]
     assert m["ok"] == 3 and "s003#0" in m["missing"] and any("s999" in e for e in m["extra"])
+
+
+def test_ruler_draft_checklist_and_enhance(tmp_path):
+    from _ruler_mmecof_fixtures import ruler_dataset
+
+    data = ruler_dataset(str(tmp_path / "ruler"))
+    good = json.dumps([{"Visual Consistency": "Do the old tiles stay put?"}, {"Visual Fidelity": "Is it sharp?"},
+                       {"Rule Coherence": "Is the new tile blue?"}])
+    script = tmp_path / "script.jsonl"
+    script.write_text(json.dumps({"match": "PROMPT_COLOR", "reply": good}) + "\n" + json.dumps("no list here") + "\n")
+    judge = tmp_path / "judge.yaml"
+    judge.write_text(f"backend: scripted\nscript: {script}\ncycle: true\n")
+    out = tmp_path / "drafted.jsonl"
+    res = _cli("ruler", "draft-checklist", "--data", data, "--out", str(out), "--judge", str(judge), "--all")
+    assert res.returncode == 0, res.stderr
+    recs = [json.loads(x) for x in out.read_text().splitlines()]
+    assert len(recs) >= 2
+    assert "1 written" in res.stdout and f"{len(recs) - 1} failed" in res.stdout
+    assert "unparseable reply" in res.stderr
+    color = next(r for r in recs if "PROMPT_COLOR" in r["prompt"])
+    assert color["checklist_status"] == "draft" and color["checklist"][2] == {"Rule Coherence": "Is the new tile blue?"}
+    others = [r for r in recs if "PROMPT_COLOR" not in r["prompt"]]
+    assert all("checklist_status" not in r for r in others)  # its draft never parsed: the record is kept as it was
+
+    reply = 'Here it is: {"enhanced_prompt": "The red dot glides around every wall to the goal."}'
+    script.write_text(json.dumps(reply) + "\n")
+    out2 = tmp_path / "pe.jsonl"
+    res = _cli("ruler", "enhance", "--data", data, "--out", str(out2), "--judge", str(judge))
+    assert res.returncode == 0, res.stderr
+    recs = [json.loads(x) for x in out2.read_text().splitlines()]
+    assert all("glides" in r["enhanced_prompt"] for r in recs)
