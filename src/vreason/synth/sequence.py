@@ -255,7 +255,8 @@ class Sequence(TaskFamily):
         }
         evidence = {
             "distances": {nm: round(d, 2) for nm, d in zip(names, dist, strict=True)},
-            "nearest": names[int(order[0])], "answer_separation": round(sep, 2), "answer_limit": ANSWER_MAX, "rules": state["rules"],
+            "nearest": names[int(order[0])], "answer_separation": round(sep, 2), "answer_limit": ANSWER_MAX,
+            "rules": state["rules"],
             "missing_cell": state["missing"], "max_cell_change": round(worst, 2),
             "max_cell_change_frame": worst_frame, "cell_change_limit": CELL_CHANGE_MAX, "frames_used": k,
         }
