@@ -60,17 +60,22 @@ def loopback(latency: float, default: str, subprocess: bool):
 def run(calls: int, latency: float, concurrency: int, subprocess: bool = True) -> dict[str, float]:
     srv: LoopbackServer | _Remote
     with loopback(latency, '{"score": 4}', subprocess) as srv:
-        client = make_judge({"backend": "vllm", "model": "bench", "base_url": srv.base_url, "timeout": 30},
-                            max_concurrency=concurrency, retry=RetryPolicy(max_retries=0))
+        client = make_judge(
+            {"backend": "vllm", "model": "bench", "base_url": srv.base_url, "timeout": 30},
+            max_concurrency=concurrency,
+            retry=RetryPolicy(max_retries=0),
+        )
         parser = parsers.likert(1, 5, key="score")
 
         async def go() -> float:
             # warm up the connection pool, then time the calls
-            await asyncio.gather(*(client.ask(JudgeRequest([TextPart(f"warm {i}")]), parser)
-                                   for i in range(concurrency)))
+            await asyncio.gather(
+                *(client.ask(JudgeRequest([TextPart(f"warm {i}")]), parser) for i in range(concurrency))
+            )
             t0, c0 = time.perf_counter(), time.process_time()
-            outs = await asyncio.gather(*(client.ask(JudgeRequest([TextPart(f"question {i}")]), parser)
-                                          for i in range(calls)))
+            outs = await asyncio.gather(
+                *(client.ask(JudgeRequest([TextPart(f"question {i}")]), parser) for i in range(calls))
+            )
             dt, cpu = time.perf_counter() - t0, time.process_time() - c0
             await client.aclose()
             bad = [o.reason for o in outs if not o.ok]
@@ -83,8 +88,14 @@ def run(calls: int, latency: float, concurrency: int, subprocess: bool = True) -
         raise SystemExit(f"server saw {srv.count} requests, expected {calls + concurrency}")
     ideal = concurrency / latency
     rps = calls / elapsed
-    return {"calls": calls, "elapsed_s": elapsed, "rps": rps, "ideal_rps": ideal, "ratio": rps / ideal,
-            "client_cpu_ms_per_call": 1000 * cpu / calls}
+    return {
+        "calls": calls,
+        "elapsed_s": elapsed,
+        "rps": rps,
+        "ideal_rps": ideal,
+        "ratio": rps / ideal,
+        "client_cpu_ms_per_call": 1000 * cpu / calls,
+    }
 
 
 def run_layer_only(calls: int, latency: float, concurrency: int) -> float:
@@ -94,12 +105,16 @@ def run_layer_only(calls: int, latency: float, concurrency: int) -> float:
     from vreason.judge.limits import Limiter
     from vreason.judge.scripted import ScriptedJudge
 
-    client = JudgeClient(ScriptedJudge(lambda r: '{"score": 4}', latency=latency), limiter=Limiter(concurrency))
+    client = JudgeClient(
+        ScriptedJudge(lambda r: '{"score": 4}', latency=latency), limiter=Limiter(concurrency)
+    )
     parser = parsers.likert(1, 5, key="score")
 
     async def go() -> float:
         t0 = time.perf_counter()
-        outs = await asyncio.gather(*(client.ask(JudgeRequest([TextPart(f"q {i}")]), parser) for i in range(calls)))
+        outs = await asyncio.gather(
+            *(client.ask(JudgeRequest([TextPart(f"q {i}")]), parser) for i in range(calls))
+        )
         assert all(o.ok for o in outs)
         return time.perf_counter() - t0
 
@@ -111,16 +126,25 @@ def main() -> None:
     ap.add_argument("--calls", type=int, default=2000)
     ap.add_argument("--latency", type=float, default=0.1)
     ap.add_argument("--concurrency", type=int, default=32)
-    ap.add_argument("--in-process", action="store_true",
-                    help="run the server in this process (its threads then share the client's GIL)")
+    ap.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run the server in this process (its threads then share the client's GIL)",
+    )
     a = ap.parse_args()
     r = run(a.calls, a.latency, a.concurrency, subprocess=not a.in_process)
     layer = run_layer_only(a.calls, a.latency, a.concurrency)
-    print(f"{r['calls']} calls, latency {a.latency * 1000:.0f} ms, concurrency {a.concurrency}: "
-          f"{r['elapsed_s']:.2f} s, {r['rps']:.1f} req/s of ideal {r['ideal_rps']:.0f} → ratio {r['ratio']:.3f} "
-          f"(target ≥ 0.8; server {'in process' if a.in_process else 'in a child process'})")
-    print(f"client CPU {r['client_cpu_ms_per_call']:.2f} ms per call over HTTP (openai SDK + httpx2 + judge layer) "
-          f"→ CPU-bound ceiling ≈ {1000 / r['client_cpu_ms_per_call']:.0f} req/s on one free core")
+    print(
+        f"{r['calls']} calls, latency {a.latency * 1000:.0f} ms, concurrency {a.concurrency}: "
+        f"{r['elapsed_s']:.2f} s, {r['rps']:.1f} req/s of ideal {r['ideal_rps']:.0f} "
+        f"→ ratio {r['ratio']:.3f} "
+        f"(target ≥ 0.8; server {'in process' if a.in_process else 'in a child process'})"
+    )
+    print(
+        f"client CPU {r['client_cpu_ms_per_call']:.2f} ms per call over HTTP "
+        "(openai SDK + httpx2 + judge layer) "
+        f"→ CPU-bound ceiling ≈ {1000 / r['client_cpu_ms_per_call']:.0f} req/s on one free core"
+    )
     print(f"judge layer alone (in-memory backend, same latency/concurrency): ratio {layer:.3f}")
 
 

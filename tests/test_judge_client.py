@@ -97,9 +97,15 @@ def test_cache_second_run_sends_nothing(tmp_path):
     path = str(tmp_path / "cache.sqlite")
     script = ["Yes", "No"]
     c1 = client(list(script), cache=ReplyCache(path))
-    o1 = [run(c1.ask(req("q1", n_img=2), parsers.yes_no())), run(c1.ask(req("q2", n_img=2), parsers.yes_no()))]
+    o1 = [
+        run(c1.ask(req("q1", n_img=2), parsers.yes_no())),
+        run(c1.ask(req("q2", n_img=2), parsers.yes_no())),
+    ]
     c2 = client([], cache=ReplyCache(path))  # an empty script: any request would fail
-    o2 = [run(c2.ask(req("q1", n_img=2), parsers.yes_no())), run(c2.ask(req("q2", n_img=2), parsers.yes_no()))]
+    o2 = [
+        run(c2.ask(req("q1", n_img=2), parsers.yes_no())),
+        run(c2.ask(req("q2", n_img=2), parsers.yes_no())),
+    ]
     assert [o.value for o in o1] == [o.value for o in o2] == [True, False]
     assert c2.judge.requests == [] and c2.stats()["cache_hits"] == 2 and all(o.cached for o in o2)
     # a different image, template version or decoding is a different question

@@ -18,8 +18,15 @@ from vreason.judge import parsers  # noqa: E402
 from vreason.judge.base import Decoding, ImagePart, JudgeRequest, TextPart  # noqa: E402
 from vreason.judge.spec import make_judge  # noqa: E402
 
-SPECIAL = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>", "<|vision_end|>", "<|image_pad|>",
-           "<|video_pad|>"]
+SPECIAL = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
 
 
 @pytest.fixture(scope="module")
@@ -39,18 +46,38 @@ def checkpoint(tmp_path_factory):
     tk.pre_tokenizer = pre_tokenizers.Split("", "isolated")
     tk.add_special_tokens(SPECIAL)
     tk.decoder = decoders.Fuse()
-    tok = PreTrainedTokenizerFast(tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                                  unk_token="?")
+    tok = PreTrainedTokenizerFast(
+        tokenizer_object=tk, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token="?"
+    )
     ids = {s: tok.convert_tokens_to_ids(s) for s in SPECIAL}
     cfg = Qwen2VLConfig(
-        text_config=dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
-                         num_key_value_heads=2, vocab_size=len(vocab), max_position_embeddings=2048,
-                         rope_scaling={"type": "mrope", "mrope_section": [2, 2, 4]},
-                         eos_token_id=ids["<|im_end|>"], pad_token_id=ids["<|endoftext|>"]),
-        vision_config=dict(depth=2, embed_dim=32, hidden_size=64, num_heads=2, mlp_ratio=2, patch_size=14,
-                           spatial_merge_size=2, temporal_patch_size=2),
-        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
-        vision_start_token_id=ids["<|vision_start|>"], vision_end_token_id=ids["<|vision_end|>"])
+        text_config=dict(
+            hidden_size=64,
+            intermediate_size=128,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            vocab_size=len(vocab),
+            max_position_embeddings=2048,
+            rope_scaling={"type": "mrope", "mrope_section": [2, 2, 4]},
+            eos_token_id=ids["<|im_end|>"],
+            pad_token_id=ids["<|endoftext|>"],
+        ),
+        vision_config=dict(
+            depth=2,
+            embed_dim=32,
+            hidden_size=64,
+            num_heads=2,
+            mlp_ratio=2,
+            patch_size=14,
+            spatial_merge_size=2,
+            temporal_patch_size=2,
+        ),
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
     torch.manual_seed(0)
     Qwen2VLForConditionalGeneration(cfg).save_pretrained(out)
     tok.save_pretrained(out)  # no chat template: the backend's Qwen ChatML markup is used
@@ -60,9 +87,16 @@ def checkpoint(tmp_path_factory):
 
 def request(n_frames=2):
     frames = [np.full((40, 50, 3), 60 * i, np.uint8) for i in range(n_frames)]
-    parts = [TextPart("Does the ball move?")] + [ImagePart(f, label=f"Frame {i}") for i, f in enumerate(frames)]
-    return JudgeRequest(parts=parts, system="Answer Yes or No.", decoding=Decoding(max_tokens=5),
-                        template="generic_yes_no", template_version="1")
+    parts = [TextPart("Does the ball move?")] + [
+        ImagePart(f, label=f"Frame {i}") for i, f in enumerate(frames)
+    ]
+    return JudgeRequest(
+        parts=parts,
+        system="Answer Yes or No.",
+        decoding=Decoding(max_tokens=5),
+        template="generic_yes_no",
+        template_version="1",
+    )
 
 
 def test_end_to_end_from_folder(checkpoint, tmp_path):

@@ -30,8 +30,9 @@ def frames(n=3, h=24, w=32):
 
 def request(n=3, text="Does the ball reach the goal?", **kw):
     parts = [TextPart(text)] + [ImagePart(f, label=f"Frame {i + 1}") for i, f in enumerate(frames(n))]
-    return JudgeRequest(parts=parts, system="You judge videos.", template="generic_yes_no", template_version="1",
-                        **kw)
+    return JudgeRequest(
+        parts=parts, system="You judge videos.", template="generic_yes_no", template_version="1", **kw
+    )
 
 
 def judge_for(srv, tmp_path=None, **kw):
@@ -81,7 +82,9 @@ def test_request_shape():
 def test_image_settings_and_video_part(tmp_path):
     video = tmp_path / "v.mp4"
     video.write_bytes(b"\x00\x00\x00\x18ftypmp42fake")
-    req = JudgeRequest(parts=[TextPart("q"), ImagePart(np.zeros((100, 200, 3), np.uint8)), VideoPart(str(video))])
+    req = JudgeRequest(
+        parts=[TextPart("q"), ImagePart(np.zeros((100, 200, 3), np.uint8)), VideoPart(str(video))]
+    )
     with LoopbackServer(["Yes"]) as srv:
         c = judge_for(srv, cfg={"image": {"format": "png", "max_side": 50}})
         assert ask(c, req, parsers.yes_no()).ok
@@ -109,13 +112,26 @@ LABELS = parsers.answer_labels(["Good", "Medium", "Poor"], 3)
     [
         (['<answer>["Good", "Poor", "Medium"]</answer>'], LABELS, ["Good", "Poor", "Medium"], 1),
         (['```json\n{"score": 4}\n```'], parsers.likert(1, 5, key="score"), 4, 1),
-        (['Sure! Here is my evaluation.\nThe video is smooth.\n{"score": 5}'], parsers.likert(1, 5, key="score"), 5, 1),
+        (
+            ['Sure! Here is my evaluation.\nThe video is smooth.\n{"score": 5}'],
+            parsers.likert(1, 5, key="score"),
+            5,
+            1,
+        ),
         (["{'score': 4"], parsers.json_object(), None, 2),  # malformed twice → unscored
-        ([Reply('{"score": 4, "reason": "the ba', finish_reason="length"), '{"score": 3}'],
-         parsers.likert(1, 5, key="score"), 3, 2),  # truncated, then repaired
+        (
+            [Reply('{"score": 4, "reason": "the ba', finish_reason="length"), '{"score": 3}'],
+            parsers.likert(1, 5, key="score"),
+            3,
+            2,
+        ),  # truncated, then repaired
         (['<answer>["Good", "Poor"]</answer>', '<answer>["Good", "Poor"]</answer>'], LABELS, None, 2),
-        ([Reply(None, refusal="I can't help with that."), Reply("I'm sorry, I can't evaluate this.")],
-         parsers.yes_no(), None, 2),
+        (
+            [Reply(None, refusal="I can't help with that."), Reply("I'm sorry, I can't evaluate this.")],
+            parsers.yes_no(),
+            None,
+            2,
+        ),
         (["", "Yes"], parsers.yes_no(), True, 2),
     ],
     ids=["valid", "fenced", "preamble", "malformed", "truncated", "wrong-length", "refusal", "empty"],
@@ -184,8 +200,11 @@ def test_client_errors_are_not_retried():
 
 def test_cache_second_run_makes_zero_requests(tmp_path):
     replies = ["Yes", '{"score": 4}', "No"]
-    questions = [(request(2, "q1"), parsers.yes_no()), (request(2, "q2"), parsers.likert(1, 5, key="score")),
-                 (request(3, "q3"), parsers.yes_no())]
+    questions = [
+        (request(2, "q1"), parsers.yes_no()),
+        (request(2, "q2"), parsers.likert(1, 5, key="score")),
+        (request(3, "q3"), parsers.yes_no()),
+    ]
 
     def run_all(srv):
         c = judge_for(srv, tmp_path)

@@ -19,7 +19,7 @@ def test_json_object_strict_and_fenced():
     p = parsers.json_object()
     assert p('{"score": 3}') == {"score": 3}
     assert p('```json\n{"a": [1, 2]}\n```') == {"a": [1, 2]}
-    fails(p, '[1, 2]', "expected a JSON object")
+    fails(p, "[1, 2]", "expected a JSON object")
     fails(p, 'Sure! {"score": 3}', "not valid JSON")
     fails(p, '{"score": 3', "not valid JSON")  # truncated
     fails(p, "   ", "empty")
@@ -33,7 +33,9 @@ def test_json_list_strict():
 
 def test_last_json_object_prose_and_fences():
     p = parsers.last_json_object()
-    text = 'Let me think. First {"draft": 1} then the final answer:\n```json\n{"score": 4, "why": "ok {x}"}\n```'
+    text = (
+        'Let me think. First {"draft": 1} then the final answer:\n```json\n{"score": 4, "why": "ok {x}"}\n```'
+    )
     assert p(text) == {"score": 4, "why": "ok {x}"}
     # no fence: last top-level object in prose, nested objects stay inside
     assert p('a {"x": {"y": 1}} b {"z": 2} c') == {"z": 2}
@@ -46,7 +48,7 @@ def test_last_json_object_prose_and_fences():
 
 def test_answer_labels_length_and_labels():
     p = parsers.answer_labels(["Good", "Medium", "Poor"], 3)
-    assert p("thinking...\n<answer>[\"good\", \"Poor\", \"Medium\"]</answer>") == ["Good", "Poor", "Medium"]
+    assert p('thinking...\n<answer>["good", "Poor", "Medium"]</answer>') == ["Good", "Poor", "Medium"]
     fails(p, '<answer>["Good", "Poor"]</answer>', "expected 3")
     fails(p, '<answer>["Good", "Poor", "Bad"]</answer>', "not one of")
     fails(p, '["Good", "Poor", "Medium"]', "no <answer>")

@@ -20,8 +20,14 @@ from vreason.testing.loopback import LoopbackServer, Reply
 def test_parse_spec_strings():
     assert parse_spec("openai:gpt-5") == {"backend": "openai", "model": "gpt-5"}
     assert parse_spec("openai:gpt-4o@https://example.org/v1") == {
-        "backend": "openai", "model": "gpt-4o", "base_url": "https://example.org/v1"}
-    assert parse_spec("vllm:Qwen/Qwen3-VL-8B-Instruct@http://localhost:8000/v1")["model"] == "Qwen/Qwen3-VL-8B-Instruct"
+        "backend": "openai",
+        "model": "gpt-4o",
+        "base_url": "https://example.org/v1",
+    }
+    assert (
+        parse_spec("vllm:Qwen/Qwen3-VL-8B-Instruct@http://localhost:8000/v1")["model"]
+        == "Qwen/Qwen3-VL-8B-Instruct"
+    )
     assert parse_spec("transformers:/models/qwen") == {"backend": "transformers", "path": "/models/qwen"}
     assert parse_spec("scripted:replies.jsonl") == {"backend": "scripted", "script": "replies.jsonl"}
     for bad in ("gpt-5", "claude:x", "openai:"):
@@ -35,7 +41,10 @@ def test_openai_and_gemini_identities(monkeypatch):
     c = make_judge("openai:gpt-5")
     assert c.identity == "openai:gpt-5@api.openai.com" and c.judge.reasoning
     g = make_judge("gemini:gemini-2.5-pro")
-    assert g.judge.base_url == GEMINI_URL and g.identity == "gemini:gemini-2.5-pro@generativelanguage.googleapis.com"
+    assert (
+        g.judge.base_url == GEMINI_URL
+        and g.identity == "gemini:gemini-2.5-pro@generativelanguage.googleapis.com"
+    )
     assert g.judge.api_key_env == "GEMINI_API_KEY"
     monkeypatch.delenv("GEMINI_API_KEY")
     with pytest.raises(ConfigError, match="GEMINI_API_KEY"):
@@ -48,9 +57,11 @@ def test_openai_and_gemini_identities(monkeypatch):
 def test_yaml_config(tmp_path, monkeypatch):
     monkeypatch.setenv("MY_KEY", "k")
     f = tmp_path / "judge.yaml"
-    f.write_text("backend: openai\nmodel: gpt-4o\nbase_url: https://proxy.example/v1\napi_key_env: MY_KEY\n"
-                 "max_concurrency: 4\nrpm: 600\nprice: {input: 2.5, output: 10}\nimage: {max_side: 512, quality: 80}\n"
-                 "repeats: 3\nreduce: median\nretries: 2\n")
+    f.write_text(
+        "backend: openai\nmodel: gpt-4o\nbase_url: https://proxy.example/v1\napi_key_env: MY_KEY\n"
+        "max_concurrency: 4\nrpm: 600\nprice: {input: 2.5, output: 10}\nimage: {max_side: 512, quality: 80}\n"
+        "repeats: 3\nreduce: median\nretries: 2\n"
+    )
     c = make_judge(str(f))
     assert c.identity == "openai:gpt-4o@proxy.example" and c.repeats == 3 and c.reduce == "median"
     assert c.judge.max_side == 512 and c.judge.jpeg_quality == 80 and c.retry.max_retries == 2
@@ -99,7 +110,7 @@ def test_retry_policy():
     server = JudgeTransportError("server", "x")
     delays = [p.delay(i, server) for i in range(6)]
     for i, d in enumerate(delays):
-        full = min(10.0, 2.0 ** i)
+        full = min(10.0, 2.0**i)
         assert full * 0.5 <= d <= full
     assert p.delay(0, JudgeTransportError("rate_limit", "x", retry_after=3.0)) == 3.0
     assert p.delay(0, JudgeTransportError("rate_limit", "x", retry_after=99.0)) == 10.0
@@ -113,12 +124,18 @@ def test_loopback_server_scripts():
     with LoopbackServer(["a", Reply(status=503)], model="m") as srv:
         with urllib.request.urlopen(f"{srv.base_url}/models") as r:
             assert b'"m"' in r.read()
-        c = make_judge({"backend": "vllm", "model": "m", "base_url": srv.base_url, "timeout": 2},
-                       retry=RetryPolicy(max_retries=0))
+        c = make_judge(
+            {"backend": "vllm", "model": "m", "base_url": srv.base_url, "timeout": 2},
+            retry=RetryPolicy(max_retries=0),
+        )
         o1 = asyncio.run(c.ask(JudgeRequest([TextPart("x")]), lambda t: t))
         o2 = asyncio.run(c.ask(JudgeRequest([TextPart("y")]), lambda t: t))
         o3 = asyncio.run(c.ask(JudgeRequest([TextPart("z")]), lambda t: t))
-        assert srv.count == 3 and [r["messages"][0]["content"][0]["text"] for r in srv.requests] == ["x", "y", "z"]
+        assert srv.count == 3 and [r["messages"][0]["content"][0]["text"] for r in srv.requests] == [
+            "x",
+            "y",
+            "z",
+        ]
     assert o1.value == "a" and "HTTP 503" in o2.reason and "HTTP 500" in o3.reason  # script exhausted → 500
 
     with LoopbackServer(lambda body: body["messages"][-1]["content"][0]["text"].upper()) as srv:

@@ -61,3 +61,20 @@ def test_bad_template_files(tmp_path):
         load_template(bad)
     with pytest.raises(ConfigError, match="does not exist"):
         load_template(tmp_path / "nothing.yaml")
+
+
+def test_request_from_template():
+    import numpy as np
+
+    from vreason.judge.base import ImagePart, TextPart
+
+    t = get_template("generic_yes_no")
+    frames = [np.zeros((4, 4, 3), np.uint8), np.ones((4, 4, 3), np.uint8)]
+    r = t.request(frames, labels=["Frame 1", "Frame 2"], question="Q?", context="")
+    assert r.template == "generic_yes_no" and r.template_version == "1" and "Yes or No" in r.system
+    assert isinstance(r.parts[0], TextPart) and r.parts[0].text.startswith("Question: Q?")
+    assert [p.label for p in r.parts[1:]] == ["Frame 1", "Frame 2"]
+    assert all(isinstance(p, ImagePart) for p in r.parts[1:])
+    assert isinstance(t.request(frames, images_first=True, question="Q?", context="").parts[0], ImagePart)
+    with pytest.raises(ConfigError, match="labels"):
+        t.request(frames, labels=["only one"], question="Q?", context="")

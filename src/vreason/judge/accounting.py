@@ -29,7 +29,9 @@ class Price:
         if isinstance(value, dict):
             unknown = set(value) - {"input", "output"}
             if unknown:
-                raise ValueError(f"price: unknown keys {sorted(unknown)} (use input/output, USD per 1M tokens)")
+                raise ValueError(
+                    f"price: unknown keys {sorted(unknown)} (use input/output, USD per 1M tokens)"
+                )
             return cls(float(value.get("input", 0.0)), float(value.get("output", 0.0)))
         raise ValueError(f"price: expected a mapping with input/output, got {value!r}")
 

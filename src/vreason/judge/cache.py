@@ -77,7 +77,8 @@ class ReplyCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(
                 "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, template TEXT,"
-                " template_version TEXT, text TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER,"
+                " template_version TEXT, text TEXT NOT NULL, prompt_tokens INTEGER,"
+                " completion_tokens INTEGER,"
                 " finish_reason TEXT, created REAL)"
             )
             self._db.commit()
@@ -85,18 +86,30 @@ class ReplyCache:
     def get(self, key: str) -> JudgeReply | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT text, prompt_tokens, completion_tokens, finish_reason FROM replies WHERE key = ?", (key,)
+                "SELECT text, prompt_tokens, completion_tokens, finish_reason FROM replies WHERE key = ?",
+                (key,),
             ).fetchone()
         if row is None:
             return None
-        return JudgeReply(text=row[0], usage=Usage(row[1] or 0, row[2] or 0), finish_reason=row[3], cached=True)
+        return JudgeReply(
+            text=row[0], usage=Usage(row[1] or 0, row[2] or 0), finish_reason=row[3], cached=True
+        )
 
     def put(self, key: str, reply: JudgeReply, *, judge: str, request: JudgeRequest) -> None:
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, judge, request.template, request.template_version, reply.text, reply.usage.prompt_tokens,
-                 reply.usage.completion_tokens, reply.finish_reason, time.time()),
+                (
+                    key,
+                    judge,
+                    request.template,
+                    request.template_version,
+                    reply.text,
+                    reply.usage.prompt_tokens,
+                    reply.usage.completion_tokens,
+                    reply.finish_reason,
+                    time.time(),
+                ),
             )
             self._db.commit()
 

@@ -68,9 +68,13 @@ class JudgeOutcome:
 
     def evidence(self, request: JudgeRequest | None = None) -> JudgeEvidence:
         """Judge identity, template + version, decoding, raw reply, attempts and cache flag."""
-        extra: dict[str, Any] = {"requests": self.requests,
-                                 "usage": {"prompt_tokens": self.usage.prompt_tokens,
-                                           "completion_tokens": self.usage.completion_tokens}}
+        extra: dict[str, Any] = {
+            "requests": self.requests,
+            "usage": {
+                "prompt_tokens": self.usage.prompt_tokens,
+                "completion_tokens": self.usage.completion_tokens,
+            },
+        }
         if not self.ok:
             extra["reason"] = self.reason
         if len(self.replies) > 1:
@@ -140,7 +144,9 @@ class JudgeClient:
         self.price = price
         self.dry_run = dry_run
         self.dry_run_completion_tokens = dry_run_completion_tokens
-        self.image_max_side = image_max_side if image_max_side is not None else getattr(judge, "max_side", None)
+        self.image_max_side = (
+            image_max_side if image_max_side is not None else getattr(judge, "max_side", None)
+        )
         self._stats = Stats(dry_run=dry_run)
 
     # ------------------------------------------------------------------ public API
@@ -156,8 +162,14 @@ class JudgeClient:
         fn = getattr(self.judge, "sent_decoding", None)
         return fn(request.decoding) if fn else request.decoding.as_dict()
 
-    async def ask(self, request: JudgeRequest, parser: Callable[[str], Any], *, repeats: int | None = None,
-                  reduce: Reduce | None = None) -> JudgeOutcome:
+    async def ask(
+        self,
+        request: JudgeRequest,
+        parser: Callable[[str], Any],
+        *,
+        repeats: int | None = None,
+        reduce: Reduce | None = None,
+    ) -> JudgeOutcome:
         """Ask ``request``; parse each reply with ``parser``; retries and re-asks inside."""
         k = self.repeats if repeats is None else int(repeats)
         how = reduce or self.reduce
@@ -167,11 +179,17 @@ class JudgeClient:
         else:
             ones = list(await asyncio.gather(*(self._ask_one(request, parser, i) for i in range(k))))
         out = JudgeOutcome(
-            ok=False, judge=self.identity, decoding=self.sent_decoding(request),
-            attempts=sum(o.attempts for o in ones), requests=sum(o.requests for o in ones),
+            ok=False,
+            judge=self.identity,
+            decoding=self.sent_decoding(request),
+            attempts=sum(o.attempts for o in ones),
+            requests=sum(o.requests for o in ones),
             cached=all(o.cached for o in ones) and any(o.attempts for o in ones),
-            usage=Usage(sum(o.usage.prompt_tokens for o in ones), sum(o.usage.completion_tokens for o in ones)),
-            values=[o.value if o.ok else None for o in ones], replies=[o.raw for o in ones],
+            usage=Usage(
+                sum(o.usage.prompt_tokens for o in ones), sum(o.usage.completion_tokens for o in ones)
+            ),
+            values=[o.value if o.ok else None for o in ones],
+            replies=[o.raw for o in ones],
             raw=ones[-1].raw,
         )
         if k == 1:
@@ -196,8 +214,9 @@ class JudgeClient:
     async def _ask_one(self, request: JudgeRequest, parser: Callable[[str], Any], repeat: int) -> _One:
         req = request
         if repeat and request.decoding.seed is not None:
-            req = dataclasses.replace(request, decoding=dataclasses.replace(
-                request.decoding, seed=request.decoding.seed + repeat))
+            req = dataclasses.replace(
+                request, decoding=dataclasses.replace(request.decoding, seed=request.decoding.seed + repeat)
+            )
         one = _One(ok=False)
         for ask_no in range(self.reasks + 1):
             one.attempts += 1
@@ -213,8 +232,10 @@ class JudgeClient:
                 return one
             one.requests += sent
             one.cached = one.cached and reply.cached
-            one.usage = Usage(one.usage.prompt_tokens + reply.usage.prompt_tokens,
-                              one.usage.completion_tokens + reply.usage.completion_tokens)
+            one.usage = Usage(
+                one.usage.prompt_tokens + reply.usage.prompt_tokens,
+                one.usage.completion_tokens + reply.usage.completion_tokens,
+            )
             one.raw = reply.text
             try:
                 one.value = parser(reply.text)
@@ -227,7 +248,9 @@ class JudgeClient:
                 one.reason = f"unparseable reply after {ask_no + 1} attempt(s): {e.reason}{note}"
             if ask_no < self.reasks:
                 self._stats.reasks += 1
-                fix = REPAIR_INSTRUCTION.format(reason=one.reason.split(": ", 1)[-1], raw=(reply.text or "")[:2000])
+                fix = REPAIR_INSTRUCTION.format(
+                    reason=one.reason.split(": ", 1)[-1], raw=(reply.text or "")[:2000]
+                )
                 req = dataclasses.replace(req, parts=[*req.parts, TextPart(fix)])
         return one
 
@@ -263,8 +286,9 @@ class JudgeClient:
                 self._stats.errors[e.kind] = self._stats.errors.get(e.kind, 0) + 1
                 if not e.retryable or attempt >= self.retry.max_retries:
                     if e.retryable:
-                        raise JudgeTransportError(e.kind, f"{e.message}; gave up after {attempt + 1} attempts",
-                                                  status=e.status) from None
+                        raise JudgeTransportError(
+                            e.kind, f"{e.message}; gave up after {attempt + 1} attempts", status=e.status
+                        ) from None
                     raise
                 delay = self.retry.delay(attempt, e)
                 attempt += 1

@@ -14,13 +14,23 @@ import threading
 from typing import Any
 
 from vreason.errors import ConfigError
-from vreason.judge.base import Decoding, ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
+from vreason.judge.base import (
+    Decoding,
+    ImagePart,
+    Judge,
+    JudgeReply,
+    JudgeRequest,
+    TextPart,
+    Usage,
+    VideoPart,
+)
 from vreason.judge.retry import JudgeTransportError
 
 # Qwen-VL chat markup, used when a checkpoint ships no chat template.
 _CHATML = (
     "{% for m in messages %}<|im_start|>{{ m['role'] }}\n{% for c in m['content'] %}"
-    "{% if c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>{% else %}{{ c['text'] }}{% endif %}"
+    "{% if c['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% else %}{{ c['text'] }}{% endif %}"
     "{% endfor %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 IMAGE_PAD = "<|image_pad|>"
@@ -33,8 +43,18 @@ class TransformersJudge(Judge):
 
     backend = "transformers"
 
-    def __init__(self, path: str, *, device: str = "cpu", dtype: str | None = None, max_side: int | None = None,
-                 model: Any = None, tokenizer: Any = None, image_processor: Any = None, name: str | None = None):
+    def __init__(
+        self,
+        path: str,
+        *,
+        device: str = "cpu",
+        dtype: str | None = None,
+        max_side: int | None = None,
+        model: Any = None,
+        tokenizer: Any = None,
+        image_processor: Any = None,
+        name: str | None = None,
+    ):
         """``path``: a local checkpoint folder. ``model``/``tokenizer``/``image_processor`` may be given
         ready-made (then ``path`` only names the judge)."""
         if model is None and not os.path.isdir(path):
@@ -57,7 +77,10 @@ class TransformersJudge(Judge):
         return {"max_side": self.max_side, "dtype": self.dtype}
 
     def sent_decoding(self, decoding: Decoding) -> dict[str, Any]:
-        d: dict[str, Any] = {"do_sample": decoding.temperature > 0, "max_new_tokens": decoding.max_tokens or 512}
+        d: dict[str, Any] = {
+            "do_sample": decoding.temperature > 0,
+            "max_new_tokens": decoding.max_tokens or 512,
+        }
         if decoding.temperature > 0:
             d["temperature"] = decoding.temperature
             if decoding.top_p is not None:
@@ -72,8 +95,10 @@ class TransformersJudge(Judge):
             import torch
             from transformers import AutoImageProcessor, AutoModelForImageTextToText, AutoTokenizer
         except ImportError as e:
-            raise ConfigError("the transformers judge needs the 'deep' extra: "
-                              "pip install 'vreason[deep]' (torch + transformers)") from e
+            raise ConfigError(
+                "the transformers judge needs the 'deep' extra: "
+                "pip install 'vreason[deep]' (torch + transformers)"
+            ) from e
         try:
             if self._tokenizer is None:
                 self._tokenizer = AutoTokenizer.from_pretrained(self.path, local_files_only=True)
@@ -115,8 +140,9 @@ class TransformersJudge(Judge):
             messages.append({"role": "system", "content": [{"type": "text", "text": request.system}]})
         messages.append({"role": "user", "content": content})
         template = getattr(tok, "chat_template", None) or _CHATML
-        prompt = tok.apply_chat_template(messages, chat_template=template, tokenize=False,
-                                         add_generation_prompt=True)
+        prompt = tok.apply_chat_template(
+            messages, chat_template=template, tokenize=False, add_generation_prompt=True
+        )
         extra: dict[str, Any] = {}
         if images:
             vis = improc(images=images, return_tensors="pt")
@@ -124,9 +150,13 @@ class TransformersJudge(Judge):
             counts = [int(g.prod()) // (merge * merge) for g in vis["image_grid_thw"]]
             pieces = prompt.split(IMAGE_PAD)
             if len(pieces) - 1 != len(images):
-                raise JudgeTransportError("fatal", f"chat template produced {len(pieces) - 1} image placeholders "
-                                          f"for {len(images)} images")
-            prompt = pieces[0] + "".join(IMAGE_PAD * n + rest for n, rest in zip(counts, pieces[1:], strict=True))
+                raise JudgeTransportError(
+                    "fatal",
+                    f"chat template produced {len(pieces) - 1} image placeholders for {len(images)} images",
+                )
+            prompt = pieces[0] + "".join(
+                IMAGE_PAD * n + rest for n, rest in zip(counts, pieces[1:], strict=True)
+            )
             extra = {"pixel_values": vis["pixel_values"], "image_grid_thw": vis["image_grid_thw"]}
         enc = tok(prompt, return_tensors="pt", add_special_tokens=False)
         inputs = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], **extra}
@@ -142,7 +172,10 @@ class TransformersJudge(Judge):
 
         model, tok, improc = self._load()
         inputs = self._inputs(request, tok, improc)
-        if "mm_token_type_ids" in inputs and "mm_token_type_ids" not in inspect.signature(model.forward).parameters:
+        if (
+            "mm_token_type_ids" in inputs
+            and "mm_token_type_ids" not in inspect.signature(model.forward).parameters
+        ):
             inputs.pop("mm_token_type_ids")
         inputs = {k: v.to(self.device) for k, v in inputs.items()}
         gen = self.sent_decoding(request.decoding)
@@ -165,4 +198,6 @@ class TransformersJudge(Judge):
         except (ConfigError, JudgeTransportError):
             raise
         except Exception as e:  # noqa: BLE001 - a model error is not retryable
-            raise JudgeTransportError("fatal", f"transformers generate failed: {type(e).__name__}: {e}") from None
+            raise JudgeTransportError(
+                "fatal", f"transformers generate failed: {type(e).__name__}: {e}"
+            ) from None

@@ -19,7 +19,16 @@ from typing import Any
 from urllib.parse import urlparse
 
 from vreason.errors import ConfigError
-from vreason.judge.base import Decoding, ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
+from vreason.judge.base import (
+    Decoding,
+    ImagePart,
+    Judge,
+    JudgeReply,
+    JudgeRequest,
+    TextPart,
+    Usage,
+    VideoPart,
+)
 from vreason.judge.retry import JudgeTransportError, parse_retry_after
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -27,7 +36,7 @@ _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
 
 
 def encode_image(image: Any, *, fmt: str = "jpeg", quality: int = 90, max_side: int | None = None) -> str:
-    """A ``data:image/...;base64,`` URL for an RGB uint8 frame (resized so its longest side ≤ ``max_side``)."""
+    """A ``data:image/...;base64,`` URL for an RGB uint8 frame (longest side resized to ≤ ``max_side``)."""
     import numpy as np
     from PIL import Image
 
@@ -39,7 +48,9 @@ def encode_image(image: Any, *, fmt: str = "jpeg", quality: int = 90, max_side: 
     img = Image.fromarray(arr[..., :3])
     if max_side and max(img.size) > max_side:
         s = max_side / max(img.size)
-        img = img.resize((max(1, round(img.width * s)), max(1, round(img.height * s))), Image.Resampling.BICUBIC)
+        img = img.resize(
+            (max(1, round(img.width * s)), max(1, round(img.height * s))), Image.Resampling.BICUBIC
+        )
     buf = io.BytesIO()
     fmt = fmt.lower()
     if fmt in ("jpeg", "jpg"):
@@ -94,8 +105,9 @@ class OpenAIJudge(Judge):
             if urlparse(self.base_url).hostname in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
                 self._api_key = "EMPTY"  # local servers (vLLM, Ollama) accept any key
             else:
-                raise ConfigError(f"judge {provider}:{model}: set the API key in the environment variable "
-                                  f"{api_key_env}")
+                raise ConfigError(
+                    f"judge {provider}:{model}: set the API key in the environment variable {api_key_env}"
+                )
         self.timeout = float(timeout)
         self.image_format = image_format
         self.jpeg_quality = int(jpeg_quality)
@@ -120,9 +132,14 @@ class OpenAIJudge(Judge):
 
     def settings(self) -> dict[str, Any]:
         """Input settings that change what the judge sees (part of the cache key, not the identity)."""
-        return {"image_format": self.image_format, "jpeg_quality": self.jpeg_quality, "max_side": self.max_side,
-                "image_detail": self.image_detail, "video_mode": self.video_mode,
-                "extra_body": self.extra_body}
+        return {
+            "image_format": self.image_format,
+            "jpeg_quality": self.jpeg_quality,
+            "max_side": self.max_side,
+            "image_detail": self.image_detail,
+            "video_mode": self.video_mode,
+            "extra_body": self.extra_body,
+        }
 
     def sent_decoding(self, decoding: Decoding) -> dict[str, Any]:
         """The decoding parameters actually sent for ``decoding``."""
@@ -145,7 +162,9 @@ class OpenAIJudge(Judge):
         if c is None:
             from openai import AsyncOpenAI
 
-            c = AsyncOpenAI(api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0)
+            c = AsyncOpenAI(
+                api_key=self._api_key, base_url=self.base_url, timeout=self.timeout, max_retries=0
+            )
             self._clients = {id(loop): c}  # one live loop at a time; old clients die with their loop
         return c
 
@@ -157,15 +176,20 @@ class OpenAIJudge(Judge):
             elif isinstance(p, ImagePart):
                 if p.label:
                     content.append({"type": "text", "text": p.label})
-                url: dict[str, Any] = {"url": encode_image(p.image, fmt=self.image_format,
-                                                           quality=self.jpeg_quality, max_side=self.max_side)}
+                url: dict[str, Any] = {
+                    "url": encode_image(
+                        p.image, fmt=self.image_format, quality=self.jpeg_quality, max_side=self.max_side
+                    )
+                }
                 if self.image_detail:
                     url["detail"] = self.image_detail
                 content.append({"type": "image_url", "image_url": url})
             elif isinstance(p, VideoPart):
                 if not os.path.isfile(p.path):
                     raise JudgeTransportError("fatal", f"video file {p.path} does not exist")
-                v_url = encode_video(p.path) if self.video_mode == "data" else f"file://{os.path.abspath(p.path)}"
+                v_url = (
+                    encode_video(p.path) if self.video_mode == "data" else f"file://{os.path.abspath(p.path)}"
+                )
                 content.append({"type": "video_url", "video_url": {"url": v_url}})
         return content
 
@@ -181,8 +205,12 @@ class OpenAIJudge(Judge):
             messages = await asyncio.to_thread(self.messages, request)
         else:
             messages = self.messages(request)
-        body: dict[str, Any] = {"model": self.model, "messages": messages, **self.extra_body,
-                                **self.sent_decoding(request.decoding)}
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            **self.extra_body,
+            **self.sent_decoding(request.decoding),
+        }
         try:
             # The plain-dict body goes out as is: ``chat.completions.create`` would re-walk every
             # message part through the SDK's type transforms (≈3 ms of CPU per request).
@@ -233,8 +261,12 @@ class OpenAIJudge(Judge):
         if isinstance(e, openai.APIStatusError):
             status = e.status_code
             if status == 429:
-                return JudgeTransportError("rate_limit", f"HTTP 429: {msg}", status=status,
-                                           retry_after=parse_retry_after(e.response.headers))
+                return JudgeTransportError(
+                    "rate_limit",
+                    f"HTTP 429: {msg}",
+                    status=status,
+                    retry_after=parse_retry_after(e.response.headers),
+                )
             if status >= 500 or status in (408, 409):
                 return JudgeTransportError("server", f"HTTP {status}: {msg}", status=status)
             return JudgeTransportError("fatal", f"HTTP {status}: {msg}", status=status)
@@ -247,4 +279,3 @@ class OpenAIJudge(Judge):
                 await c.close()
             except Exception:  # noqa: BLE001 - closing a client from a dead loop is harmless
                 pass
-

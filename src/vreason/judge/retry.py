@@ -25,8 +25,9 @@ RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "conne
 class JudgeTransportError(Exception):
     """A judge request that did not produce a reply."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, retry_after: float | None = None,
-                 status: int | None = None):
+    def __init__(
+        self, kind: ErrorKind, message: str, *, retry_after: float | None = None, status: int | None = None
+    ):
         super().__init__(message)
         self.kind = kind
         self.message = message
@@ -61,7 +62,7 @@ class RetryPolicy:
         """Seconds to wait before retry number ``attempt`` (0-based) after ``error``."""
         if error.kind == "rate_limit" and error.retry_after is not None:
             return float(min(max(error.retry_after, 0.0), self.cap))
-        d = min(self.cap, self.base * (2.0 ** attempt))
+        d = min(self.cap, self.base * (2.0**attempt))
         return d * (1.0 - self.jitter * self._rng.random())
 
 

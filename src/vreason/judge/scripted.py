@@ -4,7 +4,7 @@ Each script entry is either a reply string or a mapping::
 
     {"reply": "Yes"}                              # a reply
     {"match": "Is the ball red?", "reply": "No"}  # a rule: used when the request text contains "match"
-    {"error": "rate_limit", "retry_after": 0.1}   # a transport error (rate_limit/server/timeout/connection/fatal)
+    {"error": "rate_limit", "retry_after": 0.1}   # a transport error (kinds: see retry.py)
     {"reply": "...", "finish_reason": "length"}
 
 Rules (entries with ``match``) answer every request whose text contains their string; the other
@@ -55,8 +55,14 @@ def request_text(request: JudgeRequest) -> str:
 class ScriptedJudge(Judge):
     backend = "scripted"
 
-    def __init__(self, script: list[Entry] | Callable[[JudgeRequest], Entry] | str, *, name: str | None = None,
-                 cycle: bool = False, latency: float = 0.0):
+    def __init__(
+        self,
+        script: list[Entry] | Callable[[JudgeRequest], Entry] | str,
+        *,
+        name: str | None = None,
+        cycle: bool = False,
+        latency: float = 0.0,
+    ):
         if isinstance(script, str):
             self.name = name or os.path.basename(script)
             script = load_script(script)
@@ -87,8 +93,9 @@ class ScriptedJudge(Judge):
                 return rule
         if self._pos >= len(self._queue):
             if not self.cycle or not self._queue:
-                raise JudgeTransportError("fatal", f"scripted judge {self.name}: script exhausted "
-                                          f"after {self._pos} replies")
+                raise JudgeTransportError(
+                    "fatal", f"scripted judge {self.name}: script exhausted after {self._pos} replies"
+                )
             self._pos = 0
         entry = self._queue[self._pos]
         self._pos += 1
@@ -102,8 +109,9 @@ class ScriptedJudge(Judge):
         if isinstance(entry, str):
             entry = {"reply": entry}
         if "error" in entry:
-            raise JudgeTransportError(entry["error"], f"scripted {entry['error']}",
-                                      retry_after=entry.get("retry_after"))
+            raise JudgeTransportError(
+                entry["error"], f"scripted {entry['error']}", retry_after=entry.get("retry_after")
+            )
         text = str(entry.get("reply", ""))
         n_img = sum(isinstance(p, ImagePart) for p in request.parts)
         usage = Usage(len(request_text(request)) // 4 + 85 * n_img, max(1, len(text) // 4))

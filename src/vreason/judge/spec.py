@@ -34,9 +34,32 @@ from vreason.judge.retry import RetryPolicy
 GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 VLLM_URL = "http://localhost:8000/v1"
 _BACKENDS = ("openai", "gemini", "vllm", "transformers", "hf", "scripted")
-_YAML_KEYS = {"backend", "model", "base_url", "api_key_env", "timeout", "max_concurrency", "rpm", "price", "image",
-              "video_mode", "reasoning", "drop_params", "extra_body", "retries", "backoff", "reasks", "repeats",
-              "reduce", "path", "device", "dtype", "script", "cycle", "name"}
+_YAML_KEYS = {
+    "backend",
+    "model",
+    "base_url",
+    "api_key_env",
+    "timeout",
+    "max_concurrency",
+    "rpm",
+    "price",
+    "image",
+    "video_mode",
+    "reasoning",
+    "drop_params",
+    "extra_body",
+    "retries",
+    "backoff",
+    "reasks",
+    "repeats",
+    "reduce",
+    "path",
+    "device",
+    "dtype",
+    "script",
+    "cycle",
+    "name",
+}
 
 
 def parse_spec(spec: str) -> dict[str, Any]:
@@ -53,8 +76,10 @@ def parse_spec(spec: str) -> dict[str, Any]:
     if backend == "scripted":
         return {"backend": "scripted", "script": rest}
     if backend not in ("openai", "gemini", "vllm"):
-        raise ConfigError(f"judge spec {spec!r}: unknown backend {backend!r} "
-                          "(openai, gemini, vllm, transformers, scripted, or a YAML file)")
+        raise ConfigError(
+            f"judge spec {spec!r}: unknown backend {backend!r} "
+            "(openai, gemini, vllm, transformers, scripted, or a YAML file)"
+        )
     model, base_url = rest, None
     if "@" in rest:
         model, base_url = rest.split("@", 1)
@@ -79,8 +104,9 @@ def _load_yaml(path: str) -> dict[str, Any]:
     if not isinstance(data, dict) or "backend" not in data:
         raise ConfigError(f"judge config {path}: expected a mapping with at least 'backend'")
     if "api_key" in data:
-        raise ConfigError(f"judge config {path}: keys are read from the environment only; "
-                          "use api_key_env: NAME_OF_VARIABLE")
+        raise ConfigError(
+            f"judge config {path}: keys are read from the environment only; use api_key_env: NAME_OF_VARIABLE"
+        )
     unknown = set(data) - _YAML_KEYS
     if unknown:
         raise ConfigError(f"judge config {path}: unknown keys {sorted(unknown)}")
@@ -96,17 +122,26 @@ def build_backend(cfg: dict[str, Any]) -> Judge:
         from vreason.judge.openai_backend import OpenAIJudge
 
         default_url = {"openai": None, "gemini": GEMINI_URL, "vllm": VLLM_URL}[backend]
-        default_env = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "vllm": "VLLM_API_KEY"}[backend]
+        default_env = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "vllm": "VLLM_API_KEY"}[
+            backend
+        ]
         image = dict(cfg.get("image") or {})
         unknown = set(image) - {"format", "quality", "max_side", "detail"}
         if unknown:
             raise ConfigError(f"judge image settings: unknown keys {sorted(unknown)}")
         kw: dict[str, Any] = dict(
-            base_url=cfg.get("base_url") or default_url, api_key_env=cfg.get("api_key_env") or default_env,
-            provider=backend, image_format=image.get("format", "jpeg"), jpeg_quality=image.get("quality", 90),
-            max_side=image.get("max_side"), image_detail=image.get("detail"),
-            video_mode=cfg.get("video_mode", "data"), reasoning=cfg.get("reasoning"),
-            drop_params=cfg.get("drop_params") or (), extra_body=cfg.get("extra_body"))
+            base_url=cfg.get("base_url") or default_url,
+            api_key_env=cfg.get("api_key_env") or default_env,
+            provider=backend,
+            image_format=image.get("format", "jpeg"),
+            jpeg_quality=image.get("quality", 90),
+            max_side=image.get("max_side"),
+            image_detail=image.get("detail"),
+            video_mode=cfg.get("video_mode", "data"),
+            reasoning=cfg.get("reasoning"),
+            drop_params=cfg.get("drop_params") or (),
+            extra_body=cfg.get("extra_body"),
+        )
         if cfg.get("timeout") is not None:
             kw["timeout"] = float(cfg["timeout"])
         return OpenAIJudge(str(cfg.get("model") or ""), **kw)
@@ -115,8 +150,12 @@ def build_backend(cfg: dict[str, Any]) -> Judge:
 
         if not cfg.get("path"):
             raise ConfigError("transformers judge: 'path' to a local checkpoint folder is required")
-        return TransformersJudge(str(cfg["path"]), device=cfg.get("device", "cpu"), dtype=cfg.get("dtype"),
-                                 max_side=(cfg.get("image") or {}).get("max_side"))
+        return TransformersJudge(
+            str(cfg["path"]),
+            device=cfg.get("device", "cpu"),
+            dtype=cfg.get("dtype"),
+            max_side=(cfg.get("image") or {}).get("max_side"),
+        )
     if backend == "scripted":
         from vreason.judge.scripted import ScriptedJudge
 
@@ -163,8 +202,14 @@ def make_judge(
     price = Price.from_any(cfg.get("price")) or price_for(str(cfg.get("model") or ""), price_table)
     cache = None if (no_cache or not cache_path) else ReplyCache(cache_path)
     return JudgeClient(
-        judge, cache=cache, refresh=refresh, limiter=limiter, retry=retry,
+        judge,
+        cache=cache,
+        refresh=refresh,
+        limiter=limiter,
+        retry=retry,
         reasks=int(reasks if reasks is not None else cfg.get("reasks", 1)),
         repeats=int(repeats if repeats is not None else cfg.get("repeats", 1)),
-        reduce=reduce or cfg.get("reduce", "majority"), price=price, dry_run=dry_run,
+        reduce=reduce or cfg.get("reduce", "majority"),
+        price=price,
+        dry_run=dry_run,
     )

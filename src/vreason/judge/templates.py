@@ -10,6 +10,7 @@ into the cache key, so bump ``version`` whenever the wording changes.
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -34,8 +35,9 @@ class Template:
         """``(system, user)`` with ``variables`` filled in; a missing variable raises ``ConfigError``."""
         import jinja2
 
-        env = jinja2.Environment(undefined=jinja2.StrictUndefined, keep_trailing_newline=False,
-                                 autoescape=False)
+        env = jinja2.Environment(
+            undefined=jinja2.StrictUndefined, keep_trailing_newline=False, autoescape=False
+        )
         try:
             system = env.from_string(self.system).render(**variables)
             user = env.from_string(self.user).render(**variables)
@@ -44,6 +46,33 @@ class Template:
         except jinja2.TemplateError as e:
             raise ConfigError(f"template {self.name} v{self.version}: {e}") from None
         return system.strip(), user.strip()
+
+    def request(
+        self,
+        frames: Sequence[Any] = (),
+        *,
+        labels: Sequence[str | None] | None = None,
+        images_first: bool = False,
+        decoding: Any = None,
+        **variables: Any,
+    ) -> Any:
+        """A :class:`~vreason.judge.base.JudgeRequest` carrying this template's name and version:
+        the rendered user text plus ``frames`` (RGB uint8 arrays, in order, each with an optional
+        label) before or after it."""
+        from vreason.judge.base import Decoding, ImagePart, JudgeRequest, TextPart
+
+        system, user = self.render(**variables)
+        if labels is not None and len(labels) != len(frames):
+            raise ConfigError(f"template {self.name}: {len(labels)} labels for {len(frames)} frames")
+        images = [ImagePart(f, label=labels[i] if labels else None) for i, f in enumerate(frames)]
+        parts = [*images, TextPart(user)] if images_first else [TextPart(user), *images]
+        return JudgeRequest(
+            parts=parts,
+            system=system or None,
+            decoding=decoding or Decoding(),
+            template=self.name,
+            template_version=self.version,
+        )
 
 
 def load_template(path: str | os.PathLike[str]) -> Template:
@@ -65,8 +94,13 @@ def load_template(path: str | os.PathLike[str]) -> Template:
     unknown = set(data) - {"name", "version", "system", "user", "description"}
     if unknown:
         raise ConfigError(f"template file {p}: unknown keys {sorted(unknown)}")
-    return Template(name=str(data["name"]), version=str(data["version"]), system=str(data.get("system") or ""),
-                    user=str(data["user"]), source=str(p))
+    return Template(
+        name=str(data["name"]),
+        version=str(data["version"]),
+        system=str(data.get("system") or ""),
+        user=str(data["user"]),
+        source=str(p),
+    )
 
 
 @lru_cache(maxsize=256)
@@ -82,8 +116,12 @@ def _override_dirs(template_dir: str | os.PathLike[str] | None) -> list[Path]:
     return dirs
 
 
-def get_template(name: str, *, path: str | os.PathLike[str] | None = None,
-                 template_dir: str | os.PathLike[str] | None = None) -> Template:
+def get_template(
+    name: str,
+    *,
+    path: str | os.PathLike[str] | None = None,
+    template_dir: str | os.PathLike[str] | None = None,
+) -> Template:
     """The template ``name``: an explicit ``path``, else an override folder, else the package's."""
     if path is not None:
         t = load_template(path)

@@ -54,8 +54,14 @@ class _Server(ThreadingHTTPServer):
 
 
 class LoopbackServer:
-    def __init__(self, script: Script | None = None, *, latency: float = 0.0, default: ReplyLike | None = None,
-                 model: str = "loopback"):
+    def __init__(
+        self,
+        script: Script | None = None,
+        *,
+        latency: float = 0.0,
+        default: ReplyLike | None = None,
+        model: str = "loopback",
+    ):
         self.script = script if script is not None else []
         self.latency = latency
         self.default = default
@@ -72,8 +78,12 @@ class LoopbackServer:
     def start(self) -> LoopbackServer:
         handler = _make_handler(self)
         self._server = _Server(("127.0.0.1", 0), handler)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="vreason-loopback", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name="vreason-loopback",
+            daemon=True,
+        )
         self._thread.start()
         return self
 
@@ -112,7 +122,9 @@ class LoopbackServer:
                 return r
         if self.default is not None:
             return self.default
-        return Reply(status=500, body={"error": {"message": "loopback: script exhausted", "type": "server_error"}})
+        return Reply(
+            status=500, body={"error": {"message": "loopback: script exhausted", "type": "server_error"}}
+        )
 
     def completion(self, reply: Reply, body: dict[str, Any]) -> dict[str, Any]:
         usage = reply.usage or {"prompt_tokens": 100, "completion_tokens": max(1, len(reply.text or "") // 4)}
@@ -125,7 +137,9 @@ class LoopbackServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": body.get("model", self.model),
-            "choices": [{"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}],
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": reply.finish_reason, "logprobs": None}
+            ],
             "usage": usage,
         }
 
@@ -184,7 +198,9 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             if reply.body is not None:
                 self._send_json(reply.status, reply.body, reply.headers)
             elif reply.status != 200:
-                err = {"error": {"message": f"loopback status {reply.status}", "type": "loopback", "code": None}}
+                err = {
+                    "error": {"message": f"loopback status {reply.status}", "type": "loopback", "code": None}
+                }
                 self._send_json(reply.status, err, reply.headers)
             else:
                 self._send_json(200, server.completion(reply, body), reply.headers)
