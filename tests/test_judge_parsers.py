@@ -69,6 +69,15 @@ def test_yes_no_guard():
     fails(p, "", "empty")
 
 
+def test_yes_no_verdict_line():
+    p = parsers.yes_no()
+    assert p("Yes.\nThe ball does not stop; there is no collision.") is True
+    assert p("**Answer: No**\nYes, it moves, but it never reaches the goal.") is False
+    assert p("<answer>Yes</answer> (no doubt)") is True  # the answer block decides
+    fails(p, "Yes, no collision happens.", "both")  # not a verdict-only first line
+    fails(p, "<answer>yes or no</answer>", "both")
+
+
 def test_yes_no_word_boundaries():
     p = parsers.yes_no()
     fails(p, "Nope, yesterday", "neither")

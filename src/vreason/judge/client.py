@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from vreason.judge.accounting import Price, Stats, estimate_image_tokens, estimate_text_tokens
-from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage
+from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
 from vreason.judge.cache import ReplyCache, request_key
 from vreason.judge.limits import Limiter
 from vreason.judge.parsers import ParseFailure
@@ -261,7 +261,7 @@ class JudgeClient:
             settings = dict(getattr(self.judge, "settings", lambda: {})())
             if repeat:
                 settings["repeat"] = repeat
-            if any(isinstance(p, ImagePart) for p in request.parts):
+            if any(isinstance(p, (ImagePart, VideoPart)) for p in request.parts):
                 key = await asyncio.to_thread(request_key, self.identity, request, settings)
             else:
                 key = request_key(self.identity, request, settings)

@@ -170,13 +170,28 @@ _YES = re.compile(r"\byes\b", re.IGNORECASE)
 _NO = re.compile(r"\bno\b", re.IGNORECASE)
 
 
+_VERDICT_LINE = re.compile(r"^(?:(?:final\s+)?answer\s*[:=]\s*)?(yes|no)[.!]?$", re.IGNORECASE)
+
+
 def yes_no() -> Parser:
-    """``True`` for Yes, ``False`` for No. A reply containing both words, or neither, fails."""
+    """``True`` for Yes, ``False`` for No.
+
+    The verdict is read from the last ``<answer>`` block if there is one, else from a first line that
+    is only a verdict (``Yes.``, ``**No**``, ``Answer: Yes``), else from the whole reply. In the
+    block or the whole reply, containing both words (or neither) is a failure.
+    """
 
     def parse(text: str) -> bool:
         _need_text(text)
         tags = _ANSWER.findall(text)
-        scope = tags[-1] if tags else text
+        if tags:
+            scope = tags[-1]
+        else:
+            first = text.strip().splitlines()[0].strip().strip("*_`'\" ")
+            m = _VERDICT_LINE.match(first)
+            if m:
+                return m.group(1).lower() == "yes"
+            scope = text
         has_yes, has_no = bool(_YES.search(scope)), bool(_NO.search(scope))
         if has_yes and has_no:
             raise ParseFailure("reply contains both 'yes' and 'no'")
