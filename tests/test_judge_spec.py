@@ -139,5 +139,6 @@ def test_loopback_server_scripts():
     assert o1.value == "a" and "HTTP 503" in o2.reason and "HTTP 500" in o3.reason  # script exhausted → 500
 
     with LoopbackServer(lambda body: body["messages"][-1]["content"][0]["text"].upper()) as srv:
-        c = make_judge({"backend": "vllm", "model": "m", "base_url": srv.base_url})
+        c = srv.client()
         assert asyncio.run(c.ask(JudgeRequest([TextPart("yes")]), parsers.yes_no())).value is True
+        assert c.identity == f"vllm:loopback@127.0.0.1:{srv.port}"

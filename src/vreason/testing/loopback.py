@@ -4,8 +4,8 @@ It listens on ``127.0.0.1`` (a free port), answers ``POST /v1/chat/completions``
 records every request body. Use it as a context manager::
 
     with LoopbackServer(["Yes", Reply(status=429, headers={"Retry-After": "0.05"}), "No"]) as srv:
-        judge = OpenAIJudge("test-model", base_url=srv.base_url, api_key="test-key")
-        ...
+        client = srv.client()                 # a JudgeClient for this server (fast retries)
+        outcome = asyncio.run(client.ask(request, parsers.yes_no()))
         assert srv.count == 3
         body = srv.requests[0]          # the parsed JSON body of the first request
 
@@ -51,6 +51,14 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
     request_queue_size = 256
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out and hung up is expected in tests; stay quiet about it.
+        import sys
+
+        if isinstance(sys.exc_info()[1], (ConnectionError, TimeoutError)):
+            return
+        super().handle_error(request, client_address)
 
 
 class LoopbackServer:
@@ -110,6 +118,16 @@ class LoopbackServer:
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
+
+    def client(self, *, timeout: float = 2.0, retries: int = 2, **make_judge_kw: Any) -> Any:
+        """A :class:`~vreason.judge.client.JudgeClient` pointed at this server, with fast retries
+        (10 ms backoff) and a short timeout — for tests. Extra keywords go to ``make_judge``."""
+        from vreason.judge.retry import RetryPolicy
+        from vreason.judge.spec import make_judge
+
+        make_judge_kw.setdefault("retry", RetryPolicy(max_retries=retries, base=0.01, cap=0.5, seed=0))
+        cfg = {"backend": "vllm", "model": self.model, "base_url": self.base_url, "timeout": timeout}
+        return make_judge(cfg, **make_judge_kw)
 
     # ------------------------------------------------------------------ scripting
     def _next_reply(self, body: dict[str, Any]) -> ReplyLike:
