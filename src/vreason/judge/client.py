@@ -313,7 +313,7 @@ class JudgeClient:
         tokens = estimate_text_tokens(request.system or "")
         for p in request.parts:
             if isinstance(p, TextPart):
-                tokens += estimate_text_tokens(p.text) + 0
+                tokens += estimate_text_tokens(p.text)
             elif isinstance(p, ImagePart):
                 s.estimated_images += 1
                 h, w = p.image.shape[:2]
