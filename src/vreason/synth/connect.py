@@ -56,6 +56,8 @@ class Connect(TaskFamily):
     version = "1"
     directional = True
     process_rule = True
+    decode_scale = 0.5
+    """Verification works at this fraction of the canvas; the scorer may decode at that size."""
 
     def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
         n, pairs, min_len = _LEVELS[difficulty]

@@ -116,6 +116,8 @@ class Maze(TaskFamily):
     version = "1"
     directional = True
     process_rule = True
+    decode_scale = 0.5
+    """Verification works at this fraction of the canvas; the scorer may decode at that size."""
 
     # ----------------------------------------------------------------- generation
     def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:

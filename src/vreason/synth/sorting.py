@@ -60,6 +60,8 @@ class Sorting(TaskFamily):
     version = "1"
     directional = True
     process_rule = True
+    decode_scale = 0.25
+    """Verification works at this fraction of the canvas; the scorer may decode at that size."""
 
     def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
         n, k = _LEVELS[difficulty]

@@ -6,7 +6,7 @@ coloured. The final frame must match the completed pattern cell for cell (the ha
 mixes two colours, which must also match). The process check: frame 0 is the task (the
 other half still empty), the given half never changes and no cell outside the pattern is
 ever coloured. Score = (correct new cells − wrong cells) / pattern cells, halved when the
-process check fails; pass = final state exact and process clean.
+process check fails (0 when frame 0 is not the task); pass = final state exact and process clean.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ class Symmetry(TaskFamily):
     version = "1"
     directional = True
     process_rule = False
+    decode_scale = 0.5
+    """Verification works at this fraction of the canvas; the scorer may decode at that size."""
 
     def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
         lo, hi, n_col = _LEVELS[difficulty]
@@ -175,7 +177,10 @@ class Symmetry(TaskFamily):
         wrong = int((~target & ~given & last).sum()) + int((given & ~last).sum())
         final_score = max(0.0, (tp - wrong) / max(1, int(target.sum())))
         process_ok = checks["start"] and checks["given_unchanged"] and checks["no_spurious"] and len(f) >= 2
-        score = final_score if process_ok else 0.5 * final_score
+        if not checks["start"]:
+            score = 0.0  # the video does not start from the task: nothing to credit
+        else:
+            score = final_score if process_ok else 0.5 * final_score
         passed = all(checks.values()) and len(f) >= 2
         if len(f) < 2:
             reasons.append("a single frame shows no process")

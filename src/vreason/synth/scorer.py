@@ -1,0 +1,79 @@
+"""The suite's scorer: decode the whole video, run the family's verifier, keep its evidence."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from vreason.errors import VideoError
+from vreason.records import Evidence, Sample, Score, Video
+from vreason.registry import scorers
+from vreason.scoring import ScoreContext, Scorer
+
+DEFAULT_MAX_FRAMES = 480
+
+
+def jsonable(obj: Any) -> Any:
+    """Numpy scalars/arrays → Python, recursively (verifier evidence must be JSON)."""
+    if isinstance(obj, dict):
+        return {str(k): jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [jsonable(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return obj.item()
+    if isinstance(obj, np.ndarray):
+        return obj.tolist()
+    return obj
+
+
+@scorers.register("synth-verifier")
+class SynthVerifierScorer(Scorer):
+    """Programmatic verifier of the built-in suite (one metric ``score`` in [0, 1] + pass flag)."""
+
+    name = "synth-verifier"
+    version = "1"
+    kind = "cpu"
+    metrics = ("score",)
+
+    def applies(self, sample: Sample) -> bool:
+        return "family" in sample.metadata and "state" in sample.metadata
+
+    def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        from vreason.frames import read_all
+        from vreason.synth.suite import get_family, render_config
+
+        md = sample.metadata
+        if "family" not in md or "state" not in md:
+            return self.fail(sample, video, f"sample {sample.id}: metadata lacks the synth family/state")
+        try:
+            fam = get_family(str(md["family"]))
+        except KeyError as exc:
+            return self.fail(sample, video, str(exc.args[0]))
+        cfg = render_config(md.get("render"))
+        if not video.path:
+            return self.fail(sample, video, f"no video file for {sample.id}/{video.model}/{video.seed}")
+        limit = int(ctx.options.get("max_frames", DEFAULT_MAX_FRAMES))
+        scale = getattr(fam, "decode_scale", None)
+        max_side = int(round(max(cfg.width, cfg.height) * scale)) if scale else None
+        try:
+            frames = read_all(video.path, limit=limit, max_side=max_side)
+        except VideoError as exc:
+            return self.fail(sample, video, f"video error: {exc}")
+        res = fam.verify(frames, md["state"], cfg)
+        debug: list[str] = []
+        if res.debug_image is not None:
+            import cv2
+
+            path = ctx.debug_path(self.name, video)
+            img = np.ascontiguousarray(res.debug_image[..., :3]).astype(np.uint8)
+            if cv2.imwrite(path, cv2.cvtColor(img, cv2.COLOR_RGB2BGR)):
+                debug.append(os.path.relpath(path, ctx.run_dir))
+        value = float(min(1.0, max(0.0, res.score)))
+        details = jsonable(res.evidence)
+        details.setdefault("family", md["family"])
+        details["family_version"] = fam.version
+        ev = Evidence(frame_policy="all", frame_indices=list(range(len(frames))), debug_images=debug,
+                      details=details)
+        return [self.ok(sample, video, "score", value, value, passed=bool(res.passed), evidence=ev)]
