@@ -84,6 +84,7 @@ def test_shared_limiter_per_endpoint():
     a = shared_limiter("test-endpoint-x", 8)
     b = shared_limiter("test-endpoint-x", 4, rpm=60)
     assert a is b and a.max_concurrency == 4 and a.rpm == 60
+    assert shared_limiter("test-endpoint-x", 16).rpm is None  # the last configuration wins
     assert shared_limiter("test-endpoint-y", 8) is not a
 
 

@@ -68,16 +68,19 @@ _SHARED: dict[str, Limiter] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_limiter(key: str, max_concurrency: int | None = None, rpm: float | None = None) -> Limiter:
-    """The limiter for endpoint ``key``; created on first use, tightened (never loosened) later."""
+def shared_limiter(key: str, max_concurrency: int = 8, rpm: float | None = None) -> Limiter:
+    """The limiter for endpoint ``key``, created on first use. Later calls set its limits to the
+    values given (the last configuration wins), so clients built for one run share one budget
+    and a stale setting from an earlier run in the same process does not linger."""
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be ≥ 1, got {max_concurrency}")
     with _SHARED_LOCK:
         lim = _SHARED.get(key)
         if lim is None:
-            lim = _SHARED[key] = Limiter(max_concurrency or 8, rpm)
+            lim = _SHARED[key] = Limiter(max_concurrency, rpm)
         else:
-            if max_concurrency is not None and max_concurrency < lim.max_concurrency:
+            if max_concurrency != lim.max_concurrency:
                 lim.max_concurrency = max_concurrency
-                lim._sem = None
-            if rpm is not None and (lim.rpm is None or rpm < lim.rpm):
-                lim.rpm = rpm
+                lim._sem = None  # new semaphore on next use
+            lim.rpm = rpm
         return lim
