@@ -265,3 +265,13 @@ def test_concurrency_limit_is_respected():
         outs = asyncio.run(go())
     assert all(o.ok for o in outs) and srv.count == 12
     assert c.limiter.peak_in_flight == 3
+
+
+def test_extra_decoding_parameters_are_sent_and_recorded():
+    fmt = {"type": "json_object"}
+    with LoopbackServer(['{"score": 2}']) as srv:
+        req = request(0, decoding=Decoding(extra={"response_format": fmt}))
+        o = ask(judge_for(srv), req, parsers.likert(1, 5, key="score"))
+        body = srv.requests[0]
+    assert o.ok and o.value == 2 and body["response_format"] == fmt
+    assert o.evidence(req).decoding["response_format"] == fmt
