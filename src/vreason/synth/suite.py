@@ -99,6 +99,37 @@ def _write_png(path: str, rgb: np.ndarray) -> None:
         raise OSError(f"could not write {path}")
 
 
+def make_sample(family: str, difficulty: str, index: int, seed: int, cfg: RenderConfig | None = None,
+                out_dir: str | None = None, *, write_videos: bool = False) -> Sample:
+    """One suite Sample (files written under ``out_dir`` when given); the instance is not kept."""
+    from vreason.frames import write_video
+
+    cfg = cfg or RenderConfig()
+    inst = make_instance(family, difficulty, index, seed, cfg)
+    sid = inst.sample_id
+    img, final = f"images/{sid}.png", f"images/{sid}_final.png"
+    video = f"videos/{sid}.mp4" if write_videos else None
+    if out_dir:
+        _write_png(os.path.join(out_dir, img), inst.first_frame)
+        _write_png(os.path.join(out_dir, final), inst.final_frame)
+        if video:
+            write_video(os.path.join(out_dir, video), inst.solution, cfg.fps)
+    return Sample(
+        id=sid, benchmark=BENCHMARK, category=family, task=family, difficulty=difficulty, mode=Mode.ti2v,
+        prompt=inst.prompt,
+        input_image=img if out_dir else None,
+        reference_image=final if out_dir else None,
+        reference_video=video if out_dir else None,
+        root=os.path.abspath(out_dir) if out_dir else None,
+        metadata={
+            "family": family, "difficulty": difficulty, "index": index, "instance_seed": inst.seed,
+            "suite_seed": seed, "render": _cfg_json(cfg), "family_version": get_family(family).version,
+            "directional": bool(inst.directional), "process_rule": bool(inst.process_rule),
+            "state": _jsonable(inst.state),
+        },
+    )
+
+
 def build_samples(
     families: Sequence[str] | None = None,
     difficulties: Sequence[str] | None = None,
@@ -114,8 +145,6 @@ def build_samples(
     Instances are built one at a time and dropped after their files are written, so memory
     stays flat. Paths in the Samples are relative to ``out_dir`` (their ``root``).
     """
-    from vreason.frames import write_video
-
     cfg = cfg or RenderConfig()
     fams = list(families) if families else default_families()
     diffs = list(difficulties) if difficulties else list(DIFFICULTIES)
@@ -125,31 +154,7 @@ def build_samples(
     for fam in fams:
         for diff in diffs:
             for i in range(per_task):
-                inst = make_instance(fam, diff, i, seed, cfg)
-                sid = inst.sample_id
-                img, final = f"images/{sid}.png", f"images/{sid}_final.png"
-                video = f"videos/{sid}.mp4" if write_videos else None
-                if out_dir:
-                    _write_png(os.path.join(out_dir, img), inst.first_frame)
-                    _write_png(os.path.join(out_dir, final), inst.final_frame)
-                    if video:
-                        write_video(os.path.join(out_dir, video), inst.solution, cfg.fps)
-                samples.append(Sample(
-                    id=sid, benchmark=BENCHMARK, category=fam, task=fam, difficulty=diff, mode=Mode.ti2v,
-                    prompt=inst.prompt,
-                    input_image=img if out_dir else None,
-                    reference_image=final if out_dir else None,
-                    reference_video=video if out_dir else None,
-                    root=os.path.abspath(out_dir) if out_dir else None,
-                    metadata={
-                        "family": fam, "difficulty": diff, "index": i, "instance_seed": inst.seed,
-                        "suite_seed": seed, "render": _cfg_json(cfg),
-                        "family_version": get_family(fam).version,
-                        "directional": bool(inst.directional), "process_rule": bool(inst.process_rule),
-                        "state": _jsonable(inst.state),
-                    },
-                ))
-                del inst
+                samples.append(make_sample(fam, diff, i, seed, cfg, out_dir, write_videos=write_videos))
     return samples
 
 
