@@ -127,12 +127,17 @@ def colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tu
     """Per-channel gain and offset (frame ≈ gain * reference + offset) fitted on the static ``mask`` area.
 
     ``ref_small`` is the reference frame downsampled with :func:`small`; ``mask`` selects its static
-    pixels. Implausible fits (gain outside 0.7..1.4, offset beyond ±40) are replaced by identity.
+    pixels. Observed pixels at the ends of the range (clipped by the jitter) are left out of the fit.
+    Implausible fits (gain outside 0.7..1.4, offset beyond ±40) are replaced by identity.
     """
     obs = small(frame, (ref_small.shape[1], ref_small.shape[0]))
     gain, off = np.ones(3, np.float32), np.zeros(3, np.float32)
     for ch in range(3):
         x, y = ref_small[:, :, ch][mask], obs[:, :, ch][mask]
+        keep = (y > 6) & (y < 249)
+        x, y = x[keep], y[keep]
+        if x.size < 20:
+            continue
         vx = float(x.var())
         if vx < 25:
             continue
@@ -141,6 +146,11 @@ def colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tu
         if 0.7 <= a <= 1.4 and -40 <= b <= 40:
             gain[ch], off[ch] = a, b
     return gain, off
+
+
+def forward(img: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """Apply a per-channel gain/offset to a reference image (with clipping, as the jitter did)."""
+    return np.clip(img.astype(np.float32) * gain + off, 0, 255).astype(np.uint8)
 
 
 def apply_fix(img: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:

@@ -234,23 +234,24 @@ class Sequence(TaskFamily):
 
         # the filled cell in the last frames, against the candidates
         k = min(3, len(frames))
-        feats = []
+        names = ["answer", "empty"] + [f"distractor_{i}" for i in range(len(state["distractors"]))]
+        cands = [render_row(state, cfg, state["answer"])[my0:my1, mx0:mx1], ref[my0:my1, mx0:mx1]] + [
+            render_row(state, cfg, d)[my0:my1, mx0:mx1] for d in state["distractors"]]
+        per_frame = []
         for fr in frames[-k:]:
             gain, off = ft.colour_fix(fr, ref_small, mask)
-            feats.append(ft.small(ft.apply_fix(fr[my0:my1, mx0:mx1], gain, off), (FEAT, FEAT)))
-        feat = np.median(np.stack(feats), axis=0)
-        names = ["answer", "empty"] + [f"distractor_{i}" for i in range(len(state["distractors"]))]
-        cands = [render_row(state, cfg, state["answer"]), ref] + [
-            render_row(state, cfg, d) for d in state["distractors"]]
-        dist = [float(np.abs(ft.small(c[my0:my1, mx0:mx1], (FEAT, FEAT)) - feat).mean()) for c in cands]
+            obs = ft.small(fr[my0:my1, mx0:mx1], (FEAT, FEAT))
+            per_frame.append([float(np.abs(ft.small(ft.forward(c, gain, off), (FEAT, FEAT)) - obs).mean())
+                              for c in cands])
+        dist = [float(v) for v in np.median(np.array(per_frame), axis=0)]
         order = np.argsort(dist)
         d_ans = dist[0]
         d_other = min(dist[1:])
-        sep = min(float(np.abs(ft.small(cands[0][my0:my1, mx0:mx1], (FEAT, FEAT))
-                               - ft.small(c[my0:my1, mx0:mx1], (FEAT, FEAT))).mean()) for c in cands[1:])
+        sep = min(float(np.abs(ft.small(cands[0], (FEAT, FEAT)) - ft.small(c, (FEAT, FEAT))).mean())
+                  for c in cands[1:])
         checks = {
             "cell_filled": names[int(order[0])] != "empty",
-            "right_element": int(order[0]) == 0 and d_ans <= 0.7 * d_other and d_ans <= ANSWER_MAX,
+            "right_element": int(order[0]) == 0 and d_ans <= 0.8 * d_other and d_ans <= ANSWER_MAX,
             "others_unchanged": worst <= CELL_CHANGE_MAX,
         }
         evidence = {
