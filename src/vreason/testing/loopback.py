@@ -165,6 +165,10 @@ class LoopbackServer:
 def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # As real servers do: no Nagle delay (else a small response written in two segments waits
+        # for the client's delayed ACK, ~40 ms per request), and each response goes out in one write.
+        disable_nagle_algorithm = True
+        wbufsize = -1  # buffered: headers and body leave together when the handler flushes
 
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the default log
             return
@@ -178,6 +182,7 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header(k, v)
             self.end_headers()
             self.wfile.write(data)
+            self.wfile.flush()
 
         def do_GET(self) -> None:  # noqa: N802
             if self.path.rstrip("/").endswith("/models"):
