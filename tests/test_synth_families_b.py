@@ -196,6 +196,10 @@ def test_gravity_wrong_physics_fails_named_checks():
     cut = [inst.first_frame] * 20 + [inst.final_frame] * 44
     res = verify("gravity", cut, inst)
     assert not res.evidence["checks"]["no_teleport"]
+    longer, _ = simulate(params, 81, CFG.fps)  # a 5 s video of the same scene (e.g. an 81-frame model)
+    res = verify("gravity", _render(st, longer, CFG), inst)
+    assert res.passed, res.evidence
+    assert not verify("gravity", _render(st, longer, CFG)[:8] + [inst.final_frame] * 73, inst).passed
 
 
 def test_sliding_cut_is_a_teleport_and_random_slides_miss_the_target():
