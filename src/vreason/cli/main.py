@@ -170,7 +170,7 @@ def run(
     cfg = RunConfig(
         protocol=protocol, run_dir=run_dir, models=_csv(models), seeds=_ints(seeds, "--seeds"),
         options=_fit_options(protocol, options), judges=judges,
-        judge_options={"no_cache": no_cache, "refresh": refresh, "dry_run": dry_run} if judges else {},
+        judge_options={"no_cache": no_cache, "refresh": refresh} if judges else {}, dry_run=dry_run,
         workers=workers, retry_failed=retry_failed, limit=limit,
         videos_dir=videos, convention=convention, manifest=manifest,
     )
@@ -189,6 +189,9 @@ def _print_summary(s: dict[str, Any]) -> None:
     t.add_row("seconds", ", ".join(f"{k} {v:.1f}" for k, v in s["seconds"].items()))
     t.add_row("results", s["run_dir"])
     console.print(t)
+    for role, st in s.get("judge_stats", {}).items():
+        shown = {k: v for k, v in st.items() if v not in (0, 0.0, None, {}, [])}
+        console.print(f"judge [bold]{role}[/]: " + ", ".join(f"{k} {v}" for k, v in shown.items()), soft_wrap=True)
     reasons = sorted(s.get("failure_reasons", {}).items(), key=lambda kv: -kv[1])
     for reason, n in reasons[:8]:
         console.print(f"[yellow]{n:>5} ×[/] {reason}")

@@ -44,6 +44,8 @@ class RunConfig:
     manifest: str | None = None
     """Import videos listed in this JSONL/CSV manifest before scoring."""
     aggregate: bool = True
+    dry_run: bool = False
+    """Judges count requests/images/tokens/cost without sending; nothing is generated or stored."""
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -62,6 +64,8 @@ class RunSummary:
     seconds: dict[str, float] = field(default_factory=dict)
     report_paths: list[str] = field(default_factory=list)
     failure_reasons: dict[str, int] = field(default_factory=dict)
+    judge_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per judge role: requests, cache hits, retries, re-asks, unscored, tokens, cost (or estimates)."""
     """Why videos or units failed (reason → count), most common first in the CLI summary."""
 
     def note_failure(self, reason: str | None) -> None:
@@ -165,6 +169,8 @@ class Runner:
                             have[key] = old.model_copy(update={"status": VideoStatus.missing, "reason":
                                                                f"file vanished: {old.path}"})
                         continue
+                    if gen is not None and self.cfg.dry_run:
+                        continue  # a dry run generates nothing
                     if gen is not None:
                         out = self._video_path(model, s, seed)
                         os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -203,6 +209,8 @@ class Runner:
     async def score(self, samples: list[Sample], videos: dict, executor: LocalExecutor, ctx: ScoreContext) -> None:
         t0 = time.perf_counter()
         scorers = self.protocol.scorers()
+        if self.cfg.dry_run:  # only judged scorers matter for an estimate
+            scorers = [sc for sc in scorers if sc.kind == "io"]
         by_id = {s.id: s for s in samples}
         wanted = [
             (s.id, m, seed, sc.name)
@@ -220,7 +228,8 @@ class Runner:
             video = videos.get((sid, model, seed)) or Video(
                 sample_id=sid, model=model, seed=seed, status=VideoStatus.missing, reason="no video record")
             if video.status != VideoStatus.ok:
-                self._record(key, scorer.fail(sample, video, f"video {video.status.value}: {video.reason}"))
+                if not self.cfg.dry_run:
+                    self._record(key, scorer.fail(sample, video, f"video {video.status.value}: {video.reason}"))
                 continue
             if scorer.kind == "cpu":
                 jobs.append(Job(key=key, kind="cpu", fn=_score_in_worker, args=(scorer, sample, video, worker_ctx)))
@@ -236,7 +245,8 @@ class Runner:
                     video = videos[(sid, model, seed)]
                     if err is not None:
                         scores = scorer.fail(by_id[sid], video, f"scorer crashed: {type(err).__name__}: {err}")
-                    self._record(job.key, _check_scores(scorer, by_id[sid], video, scores))
+                    if not self.cfg.dry_run:  # a dry run's "not sent" outcomes must not block a real run
+                        self._record(job.key, _check_scores(scorer, by_id[sid], video, scores))
                     prog.advance(task)
 
                 await executor.run(jobs, done)
@@ -265,6 +275,9 @@ class Runner:
             samples = self.load()
             self.import_videos()
             asyncio.run(self._run_async(samples, executor))
+            if self.cfg.dry_run:
+                status = "dry-run"
+                return self.summary
             self.store.export()
             if self.cfg.aggregate:
                 self.summary.report_paths = self.aggregate()
@@ -288,7 +301,10 @@ class Runner:
             videos = await self.videos(samples, executor)
             await self.score(samples, videos, executor, ctx)
         finally:
-            for j in judges.values():
+            for role, j in judges.items():
+                stats = getattr(j, "stats", None)
+                if stats is not None:
+                    self.summary.judge_stats[role] = stats()
                 close = getattr(j, "aclose", None)
                 if close is not None:
                     await close()
@@ -299,6 +315,8 @@ class Runner:
         from vreason.judge.spec import make_judge
 
         opts = dict(self.cfg.judge_options)
+        if self.cfg.dry_run:
+            opts["dry_run"] = True
         opts.setdefault("cache_path", os.path.join(self.store.run_dir, "judge_cache.sqlite"))
         return {role: make_judge(spec, **opts) for role, spec in self.cfg.judges.items()}
 
