@@ -261,4 +261,11 @@ class Sequence(TaskFamily):
             "missing_cell": state["missing"], "max_cell_change": round(worst, 2),
             "max_cell_change_frame": worst_frame, "cell_change_limit": CELL_CHANGE_MAX, "frames_used": k,
         }
-        return ft.finish(checks, evidence)
+        import cv2
+
+        dbg = frames[-1].copy()
+        ok_color = (0, 200, 0) if checks["right_element"] else (230, 0, 0)
+        cv2.rectangle(dbg, (mx0 - 3, my0 - 3), (mx1 + 2, my1 + 2), ok_color, 2)
+        cv2.putText(dbg, f"nearest: {evidence['nearest']}", (mx0, max(12, my0 - 8)), cv2.FONT_HERSHEY_SIMPLEX,
+                    0.45, ok_color, 1, cv2.LINE_AA)
+        return ft.finish(checks, evidence, dbg)

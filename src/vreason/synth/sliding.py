@@ -237,4 +237,20 @@ class Sliding(TaskFamily):
         if err:
             return ft.zero(err)
         checks, evidence = check_video(frames, state, Painter(state, cfg))
-        return ft.finish(checks, evidence)
+        return ft.finish(checks, evidence, _debug(frames[-1], state, evidence.get("final_reading")))
+
+
+def _debug(frame: np.ndarray, state: dict[str, Any], reading: list[int] | None) -> np.ndarray:
+    """The last frame with the board reading per cell (green where it matches the target, red where not)."""
+    import cv2
+
+    img = frame.copy()
+    n, t = state["n"], state["tile"]
+    for cell in range(n * n):
+        r, c = divmod(cell, n)
+        x, y = state["bx"] + c * t, state["by"] + r * t
+        got = "?" if reading is None else str(reading[cell])
+        ok = reading is not None and reading[cell] == state["target"][cell]
+        cv2.putText(img, got, (x + 4, y + 16), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 200, 0) if ok else (230, 0, 0), 2,
+                    cv2.LINE_AA)
+    return img
