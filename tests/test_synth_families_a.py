@@ -205,3 +205,19 @@ def test_mask_for_survives_shift_but_not_half_fade():
         assert not draw.mask_for(faded, name).any(), name
         others = [o for o in draw.COLOURS if o != name]
         assert not any(draw.mask_for(img, o).any() for o in others), name
+
+
+@pytest.mark.parametrize("cfg", [RenderConfig(832, 480, 16, 5.0), RenderConfig(480, 270, 8, 4.0)],
+                         ids=["832x480-16fps-5s", "480x270-8fps-4s"])
+@pytest.mark.parametrize("family", FAMILIES_A)
+def test_other_render_configs(family, cfg):
+    fam = get_family(family)
+    inst = make_instance(family, "hard", 0, 31, cfg)
+    n = len(inst.solution)
+    assert n == cfg.n_frames and inst.first_frame.shape == (cfg.height, cfg.width, 3)
+    assert fam.verify(inst.solution, inst.state, cfg).passed
+    assert not fam.verify([inst.first_frame] * n, inst.state, cfg).passed
+    assert not fam.verify(inst.solution[::-1], inst.state, cfg).passed
+    if inst.process_rule:
+        cut = [inst.first_frame] * (n // 2) + [inst.final_frame] * (n - n // 2)
+        assert not fam.verify(cut, inst.state, cfg).passed

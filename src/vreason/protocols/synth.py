@@ -26,6 +26,9 @@ from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.records import Sample
 from vreason.registry import benchmarks
 from vreason.scoring import Scorer
+from vreason.synth.scorer import SynthVerifierScorer
+
+__all__ = ["SynthProtocol", "SynthVerifierScorer"]
 
 
 def _list(v: Any) -> list[str] | None:
@@ -80,8 +83,6 @@ class SynthProtocol(Protocol):
         return LoadResult(samples=samples)
 
     def scorers(self) -> list[Scorer]:
-        from vreason.synth.scorer import SynthVerifierScorer
-
         return [SynthVerifierScorer()]
 
     def generator(self, model: str):

@@ -3,7 +3,7 @@
 Each bar has its own colour, so the verifier tracks every bar by colour in every frame
 (HSV mask → bounding box). From the frames where all bars rest on the shelf at slot
 positions it reads the sequence of arrangements and checks the process: frame 0 shows the
-task's arrangement, bars never vanish, never jump (≤ 0.9 slot per frame), every change
+task's arrangement, bars never vanish, never jump (≤ 0.9 slot sideways per frame), every change
 between arrangements is one swap of two bars, each swapped bar is seen in transit
 (lifted or between slots — a cut or a cross-fade never shows that), and the number of
 moves is plausible. End state: the last frame's arrangement is sorted.
@@ -24,6 +24,7 @@ _LEVELS = {"easy": (4, 2), "medium": (5, 3), "hard": (6, 4)}  # bars, adjacent s
 _PALETTE = ("red", "orange", "yellow", "green", "cyan", "blue", "purple")
 BASE_Y = 0.9
 MAX_SLOTS_PER_FRAME = 0.9
+MAX_LIFT_PER_FRAME = 0.6  # of the canvas height
 
 
 def inversions(seq: list[float]) -> int:
@@ -193,7 +194,9 @@ class Sorting(TaskFamily):
         for tr in obs:
             seen = [(t, p) for t, p in enumerate(tr) if p is not None]
             for (ta, pa), (tb, pb) in zip(seen, seen[1:], strict=False):
-                if np.hypot(pa[0] - pb[0], pa[1] - pb[1]) > MAX_SLOTS_PER_FRAME * g["slot"] * (tb - ta):
+                # sideways is where a cut or fade jumps; lifting is allowed to be quick
+                if (abs(pa[0] - pb[0]) > MAX_SLOTS_PER_FRAME * g["slot"] * (tb - ta)
+                        or abs(pa[1] - pb[1]) > MAX_LIFT_PER_FRAME * h * (tb - ta)):
                     jumps += 1
         checks["no_teleport"] = jumps == 0
         if jumps:
