@@ -221,3 +221,16 @@ def test_other_render_configs(family, cfg):
     if inst.process_rule:
         cut = [inst.first_frame] * (n // 2) + [inst.final_frame] * (n - n // 2)
         assert not fam.verify(cut, inst.state, cfg).passed
+
+
+def test_maze_short_video_of_the_solution_still_passes_but_a_cut_does_not():
+    from vreason.synth.maze import _positions
+
+    fam = get_family("maze")
+    inst = make_instance("maze", "hard", 2, 5, CFG)
+    path = [tuple(p) for p in inst.state["solution"]]
+    short = fam.render(inst.state, _positions(path, 24))  # a 24-frame model video of the same task
+    assert fam.verify(short, inst.state, CFG).passed
+    cut = [inst.first_frame] * 12 + [inst.final_frame] * 12
+    res = fam.verify(cut, inst.state, CFG)
+    assert not res.passed and not (res.evidence["checks"]["no_teleport"] and res.evidence["checks"]["no_wall_crossing"])
