@@ -29,9 +29,10 @@ def prepare(frames: list[np.ndarray], cfg: RenderConfig) -> tuple[list[np.ndarra
             return [], f"frame {i} has an unusable shape {tuple(arr.shape)}"
         arr = arr[:, :, :3]
         if arr.dtype != np.uint8:
-            if np.issubdtype(arr.dtype, np.floating) and float(np.nanmax(arr)) <= 1.0:
+            arr = np.nan_to_num(arr.astype(np.float32), nan=0.0, posinf=255.0, neginf=0.0)
+            if float(arr.max()) <= 1.0:  # floats in [0, 1]
                 arr = arr * 255.0
-            arr = np.clip(np.nan_to_num(arr), 0, 255).astype(np.uint8)
+            arr = np.clip(arr, 0, 255).astype(np.uint8)
         if arr.shape[0] != cfg.height or arr.shape[1] != cfg.width:
             arr = cv2.resize(np.ascontiguousarray(arr), (cfg.width, cfg.height), interpolation=cv2.INTER_LINEAR)
         out.append(np.ascontiguousarray(arr))
