@@ -211,7 +211,7 @@ def report(run_dir: str = typer.Argument(..., help="A run directory, e.g. runs/d
     cfg = man.get("config", {})
     if not cfg.get("protocol"):
         raise ConfigError(f"{run_dir}: manifest.json names no protocol")
-    protocol = make_protocol(cfg["protocol"], cfg.get("options", {}))
+    protocol = make_protocol(cfg["protocol"], cfg.get("options", {}), run_dir=store.run_dir)
     paths = build_report(store, protocol, console=console)
     store.close()
     out.print(f"wrote {len(paths)} files under {os.path.join(run_dir, 'report')}")

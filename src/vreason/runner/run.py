@@ -76,10 +76,18 @@ class RunSummary:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
 
 
-def make_protocol(name: str, options: dict[str, Any]):
+def make_protocol(name: str, options: dict[str, Any], run_dir: str | None = None):
+    """Instantiate a protocol; ``run_dir`` is passed when its constructor takes it (or **options)."""
+    import inspect
+
     load_builtins()
     cls = benchmarks.get(name)
-    return cls(**options)
+    opts = dict(options)
+    if run_dir is not None and "run_dir" not in opts:
+        params = inspect.signature(cls.__init__).parameters
+        if "run_dir" in params or any(p.kind == p.VAR_KEYWORD for p in params.values()):
+            opts["run_dir"] = run_dir
+    return cls(**opts)
 
 
 # ---------------------------------------------------------------------- worker functions
@@ -110,8 +118,8 @@ class Runner:
     def __init__(self, cfg: RunConfig, console: Console | None = None):
         self.cfg = cfg
         self.console = console or Console(stderr=True)
-        self.protocol = make_protocol(cfg.protocol, cfg.options)
         self.store = RunStore(cfg.run_dir)
+        self.protocol = make_protocol(cfg.protocol, cfg.options, run_dir=self.store.run_dir)
         self.summary = RunSummary(run_dir=self.store.run_dir)
 
     # ------------------------------------------------------------------ stages

@@ -60,11 +60,20 @@ def zero(reason: str, **evidence: Any) -> VerifyResult:
     return VerifyResult(score=0.0, passed=False, evidence={"reason": reason, **evidence})
 
 
-def finish(checks: dict[str, bool], evidence: dict[str, Any], debug: np.ndarray | None = None) -> VerifyResult:
-    """Score = fraction of checks passed; passed only when every check passes."""
+def finish(checks: dict[str, bool], evidence: dict[str, Any], debug: np.ndarray | None = None,
+           goal: tuple[str, ...] = ()) -> VerifyResult:
+    """Passed only when every check passes. Score (the suite's common scale, as maze/sorting/connect):
+    1 when all pass; 0 when a ``goal`` (final-state) check fails; 0.5 when the goal is reached by a
+    process that breaks a rule. Without ``goal`` the score is the fraction of checks passed."""
     checks = {k: bool(v) for k, v in checks.items()}
-    score = sum(checks.values()) / max(1, len(checks))
     failed = [k for k, v in checks.items() if not v]
+    if goal:
+        missing = [g for g in goal if g not in checks]
+        if missing:
+            raise KeyError(f"goal checks {missing} not among {sorted(checks)}")
+        score = 0.0 if any(not checks[g] for g in goal) else (0.5 if failed else 1.0)
+    else:
+        score = sum(checks.values()) / max(1, len(checks))
     ev = {"checks": checks, **evidence}
     if failed:
         ev.setdefault("reason", "failed checks: " + ", ".join(failed))

@@ -193,7 +193,7 @@ class Gravity(TaskFamily):
                            + ("" if track[0] is not None else " (not in the first frame)"),
                            trajectory=[None if p is None else [round(p[0], 1), round(p[1], 1)] for p in track])
         checks, evidence = check_trajectory(track, state, cfg)
-        return ft.finish(checks, evidence, _debug(frames[0], track, state))
+        return ft.finish(checks, evidence, _debug(frames[0], track, state), goal=("final_position",))
 
 
 def _debug(frame: np.ndarray, track: list[tuple[float, float] | None], state: dict[str, Any]) -> np.ndarray:

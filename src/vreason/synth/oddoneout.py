@@ -172,7 +172,7 @@ class OddOneOut(TaskFamily):
                     "n_frames": len(frames)}
         if not box["found"]:
             evidence["reason"] = "no red box in the final frames"
-        return ft.finish(checks, evidence, _debug(frames[-1], state, box))
+        return ft.finish(checks, evidence, _debug(frames[-1], state, box), goal=("box_found", "encloses_odd_only"))
 
 
 def _max_cell_change(frames: list[np.ndarray], ref: np.ndarray, state: dict[str, Any],
@@ -181,7 +181,8 @@ def _max_cell_change(frames: list[np.ndarray], ref: np.ndarray, state: dict[str,
     size = (cfg.width // 4, cfg.height // 4)
     ref_s = ft.small(ref, size)
     boxes = []
-    inner = 0.36 * state["cell"]
+    # keep clear of the answer box (inset 4 px, 4 px thick) plus the blur of the quarter-size compare
+    inner = max(2.0, min(0.36 * state["cell"], state["cell"] / 2 - 10))
     for r in range(state["rows"]):
         for c in range(state["cols"]):
             x0, y0, x1, y1 = _cell_rect(state, r, c)
@@ -218,7 +219,7 @@ def _find_box(frames: list[np.ndarray], state: dict[str, Any]) -> dict[str, Any]
     x, y, w, h = (int(v) for v in stats[idx, :4])
     cell = state["cell"]
     comp = labels[y:y + h, x:x + w] == idx
-    band = max(3, int(0.12 * min(w, h)))
+    band = max(6, int(0.12 * min(w, h)))  # at least the 4 px stroke plus blur
     sides = {
         "top": float(comp[:band].any(axis=0).mean()), "bottom": float(comp[-band:].any(axis=0).mean()),
         "left": float(comp[:, :band].any(axis=1).mean()), "right": float(comp[:, -band:].any(axis=1).mean()),

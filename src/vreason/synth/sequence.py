@@ -268,4 +268,4 @@ class Sequence(TaskFamily):
         cv2.rectangle(dbg, (mx0 - 3, my0 - 3), (mx1 + 2, my1 + 2), ok_color, 2)
         cv2.putText(dbg, f"nearest: {evidence['nearest']}", (mx0, max(12, my0 - 8)), cv2.FONT_HERSHEY_SIMPLEX,
                     0.45, ok_color, 1, cv2.LINE_AA)
-        return ft.finish(checks, evidence, dbg)
+        return ft.finish(checks, evidence, dbg, goal=("cell_filled", "right_element"))
