@@ -90,7 +90,7 @@ def main() -> int:
         print(f"wrote {a.seconds_long:.0f} s 1080p clip ({n_long} frames) in {time.perf_counter() - t0:.1f} s")
         out = subprocess.run([sys.executable, __file__, "--child", long_clip], capture_output=True, text=True,
                              check=True).stdout.split()
-        n, before_kb, after_kb = int(out[0]), int(out[1]), int(out[2])
+        before_kb, after_kb = int(out[1]), int(out[2])
         peak_mb, delta_mb = after_kb / 1024, (after_kb - before_kb) / 1024
         all_frames_mb = n_long * 1080 * 1920 * 3 / 2**20
         print(f"peak RSS sampling 16 of {n_long} 1080p frames: {peak_mb:.0f} MB total, {delta_mb:.0f} MB above "
