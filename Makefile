@@ -3,6 +3,7 @@ PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-dev
+TEST_STAMP := $(VENV)/.installed-test
 
 .PHONY: setup demo test bench lint clean
 
@@ -14,14 +15,19 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q -e ".[dev]"
 	touch $(STAMP)
 
+# tests also exercise the local-checkpoint judge on a tiny random model: torch is pinned (CPU wheel)
+$(TEST_STAMP): $(STAMP)
+	$(BIN)/pip install -q -e ".[dev,deep]"
+	touch $(TEST_STAMP)
+
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/vreason run synth --name demo --models oracle,static,shortcut,random,noise,reversed --force-new
+	$(BIN)/vreason run synth --name demo --models oracle,static,shortcut,random,noise,reversed --force-new --no-report
 	$(BIN)/vreason report runs/demo
 	@echo "Report written to runs/demo/report/ (open runs/demo/report/report.md)"
 
-test: $(STAMP)
+test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=600
 

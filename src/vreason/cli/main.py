@@ -153,6 +153,7 @@ def run(
     refresh: bool = typer.Option(False, "--refresh", help="Ignore cached judge replies (but store new ones)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Judges estimate requests/tokens/cost, send nothing."),
     force_new: bool = typer.Option(False, "--force-new", help="Delete RUNS/<name> first instead of resuming."),
+    report: bool = typer.Option(True, "--report/--no-report", help="Aggregate and write the report at the end."),
 ) -> None:
     """Run a protocol end to end: import-or-generate → score → aggregate. Resumable: the same
     command again skips finished units."""
@@ -172,7 +173,7 @@ def run(
         options=_fit_options(protocol, options), judges=judges,
         judge_options={"no_cache": no_cache, "refresh": refresh} if judges else {}, dry_run=dry_run,
         workers=workers, retry_failed=retry_failed, limit=limit,
-        videos_dir=videos, convention=convention, manifest=manifest,
+        videos_dir=videos, convention=convention, manifest=manifest, aggregate=report,
     )
     summary = Runner(cfg, console=console).run()
     _print_summary(summary.as_dict())

@@ -74,6 +74,8 @@ class SynthVerifierScorer(Scorer):
         details = jsonable(res.evidence)
         details.setdefault("family", md["family"])
         details["family_version"] = fam.version
-        ev = Evidence(frame_policy="all", frame_indices=list(range(len(frames))), debug_images=debug,
+        policy = "all" + (f"+max_frames={limit}" if len(frames) >= limit else "") + (
+            f"+max_side={max_side}" if max_side else "")
+        ev = Evidence(frame_policy=policy, frame_indices=list(range(len(frames))), debug_images=debug,
                       details=details)
         return [self.ok(sample, video, "score", value, value, passed=bool(res.passed), evidence=ev)]
