@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vreason.registry import aggregators, benchmarks, generators, judges
+from vreason.registry import aggregators, benchmarks, generators, judges, scorers
 
 benchmarks.declare("synth", "vreason.protocols.synth:SynthProtocol",
                    summary="Built-in procedurally generated, verifiable suite (offline)")
@@ -26,3 +26,16 @@ judges.declare("scripted", "vreason.judge.scripted:ScriptedJudge",
 
 aggregators.declare("synth", "vreason.aggregate.synth_tables:synth_tables",
                     summary="built-in suite tables: pass rate / score with CIs, Pass@k, charts")
+
+for _name, _target, _what in (
+    ("synth-verifier", "vreason.synth.scorer:SynthVerifierScorer", "synth: the family's programmatic verifier"),
+    ("rise_ra", "vreason.protocols.rise_scorers:RiseReasoningJudge", "RISE: Reasoning Alignment (judge)"),
+    ("rise_puzzle", "vreason.protocols.rise_scorers:RisePuzzleVerifier", "RISE: maze / symmetry verifier"),
+    ("rise_tc", "vreason.protocols.rise_scorers:RiseTemporalConsistency", "RISE: Temporal Consistency 1–5"),
+    ("rise_pr", "vreason.protocols.rise_scorers:RisePhysicalRationality", "RISE: Physical Rationality 1–5"),
+    ("rise_vq", "vreason.protocols.rise_scorers:RiseVisualQuality", "RISE: Visual Quality 1–3"),
+    ("ruler_checklist", "vreason.protocols.ruler:RulerChecklistScorer", "RULER: checklist Good/Medium/Poor"),
+    ("mmecof_rs", "vreason.protocols.mmecof:MmeCofStepScorer", "MME-CoF-Pro: per-step Reasoning Score"),
+    ("mmecof_gq", "vreason.protocols.mmecof:MmeCofQualityScorer", "MME-CoF-Pro: generation quality"),
+):
+    scorers.declare(_name, _target, summary=_what)

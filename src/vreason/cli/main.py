@@ -108,10 +108,11 @@ def list_cmd() -> None:
     """Show the benchmarks, built-in models, judge backends and frame-policy presets, with the
     extra each needs."""
     from vreason.frames.policy import PRESETS
-    from vreason.registry import benchmarks, generators, judges, load_builtins
+    from vreason.registry import benchmarks, generators, judges, load_builtins, scorers
 
     load_builtins()
-    for title, reg in (("benchmarks", benchmarks), ("built-in models", generators), ("judge backends", judges)):
+    for title, reg in (("benchmarks", benchmarks), ("built-in models", generators), ("scorers", scorers),
+                       ("judge backends", judges)):
         t = Table(title=title)
         t.add_column("name")
         t.add_column("extra")
