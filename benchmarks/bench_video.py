@@ -40,6 +40,27 @@ def _bare_decode(path: str) -> int:
     return n
 
 
+def _compare_methods(clip: str, cases: list[tuple[str, list[int]]]) -> bool:
+    """Time sequential vs seek vs auto; True when auto picked the faster one (or within 15%)."""
+    from vreason.frames import probe, read_frames
+    from vreason.frames.video import choose_method
+
+    info = probe(clip, exact=True)
+    good = True
+    for label, idx in cases:
+        times = {}
+        for method in ("sequential", "seek", "auto"):
+            t0 = time.perf_counter()
+            read_frames(clip, idx, method=method, info=info)
+            times[method] = time.perf_counter() - t0
+        pick = choose_method(idx, info)
+        best = min(("sequential", "seek"), key=times.get)
+        good &= pick == best or times[pick] <= 1.15 * times[best]
+        print(f"  {label}: sequential {times['sequential'] * 1000:.0f} ms | seek {times['seek'] * 1000:.0f} ms | "
+              f"auto chose {pick} ({times['auto'] * 1000:.0f} ms); fastest measured: {best}")
+    return good
+
+
 def _child_memory(path: str) -> None:
     import gc
 
@@ -82,12 +103,18 @@ def main() -> int:
         print(f"sample 16 frames (vreason): {min(ours) * 1000:.0f} ms | bare sequential PyAV decode: "
               f"{min(bare) * 1000:.0f} ms | ratio {ratio:.2f}x (target <= 1.2x)")
         ok &= ratio <= 1.2
+        print("decode method on the 720p clip (one keyframe):")
+        ok &= _compare_methods(clip, [("16 uniform", [int(i) for i in np.linspace(0, 239, 16)]),
+                                      ("2 late", [200, 230])])
 
         long_clip = os.path.join(tmp, "1080p.mp4")
         n_long = int(24 * a.seconds_long)
         t0 = time.perf_counter()
         write_video(long_clip, _frames(n_long, 1080, 1920), fps=24, crf=30, preset="ultrafast")
         print(f"wrote {a.seconds_long:.0f} s 1080p clip ({n_long} frames) in {time.perf_counter() - t0:.1f} s")
+        print("decode method on the long 1080p clip (keyframe every 250 frames):")
+        ok &= _compare_methods(long_clip, [("16 uniform", [int(i) for i in np.linspace(0, n_long - 1, 16)]),
+                                           ("1 late", [n_long - 5])])
         out = subprocess.run([sys.executable, __file__, "--child", long_clip], capture_output=True, text=True,
                              check=True).stdout.split()
         before_kb, after_kb = int(out[1]), int(out[2])
