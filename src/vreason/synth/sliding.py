@@ -237,7 +237,8 @@ class Sliding(TaskFamily):
         if err:
             return ft.zero(err)
         checks, evidence = check_video(frames, state, Painter(state, cfg))
-        return ft.finish(checks, evidence, _debug(frames[-1], state, evidence.get("final_reading")), goal=("reaches_target",))
+        dbg = _debug(frames[-1], state, evidence.get("final_reading"))
+        return ft.finish(checks, evidence, dbg, goal=("reaches_target",))
 
 
 def _debug(frame: np.ndarray, state: dict[str, Any], reading: list[int] | None) -> np.ndarray:
