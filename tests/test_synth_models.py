@@ -89,7 +89,12 @@ def test_scored_end_to_end(samples, tmp_path):
             assert score.status == ScoreStatus.ok and score.metric == "score" and score.scorer == "synth-verifier"
             assert 0.0 <= score.value <= 1.0 and score.normalized == score.value
             ev = score.evidence
-            assert ev.frame_policy == "all" and ev.frame_indices == list(range(v.n_frames))
+            from vreason.synth.suite import get_family, render_config
+
+            scale = getattr(get_family(s.category), "decode_scale", None)
+            cfg = render_config(s.metadata.get("render"))
+            want = "all" + (f"+max_side={round(max(cfg.width, cfg.height) * scale)}" if scale else "")
+            assert ev.frame_policy == want and ev.frame_indices == list(range(v.n_frames))
             assert ev.details["family"] == s.category and "checks" in ev.details
             assert ev.debug_images and os.path.isfile(os.path.join(str(tmp_path), ev.debug_images[0]))
             if m == "oracle":
