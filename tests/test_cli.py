@@ -126,3 +126,27 @@ def test_every_declared_entry_resolves():
     for name in judges.names():
         if name != "transformers":  # needs the `deep` extra; covered by tests/test_judge_hf.py
             assert judges.get(name) is not None
+
+
+def test_synth_generate_then_score_your_own_videos(tmp_path):
+    """The suite handed to 'a real model' (here: its own ground-truth videos) and scored back."""
+    suite = tmp_path / "suite"
+    res = _cli("synth", "generate", "--out", str(suite), "--per-task", "1", "--seed", "5", "--families",
+               "maze,sorting", "--videos", "--width", "320", "--height", "180", "--seconds", "2")
+    assert res.returncode == 0, res.stderr
+    lines = (suite / "manifest.jsonl").read_text().splitlines()
+    assert len(lines) == 6 and (suite / "prompts.txt").exists()
+    mine = tmp_path / "vids" / "mine"
+    mine.mkdir(parents=True)
+    for f in sorted((suite / "videos").glob("*.mp4")):
+        if f.stem != "maze-hard-000":  # one video never made: missing, not a fail and not another file
+            (mine / f"{f.stem}__0.mp4").write_bytes(f.read_bytes())
+    res = _cli("run", "synth", "--data", str(suite), "--videos", str(tmp_path / "vids"), "--models", "mine",
+               "--runs", str(tmp_path / "runs"), "--name", "byo", "--workers", "1")
+    assert res.returncode == 0, res.stderr
+    scores = {json.loads(x)["sample_id"]: json.loads(x) for x in open(tmp_path / "runs" / "byo" / "scores.jsonl")}
+    assert scores["maze-hard-000"]["status"] == "error" and scores["maze-hard-000"]["value"] is None
+    ok = [s for k, s in scores.items() if k != "maze-hard-000"]
+    assert len(ok) == 5 and all(s["passed"] and s["value"] == 1.0 for s in ok)
+    headline = (tmp_path / "runs" / "byo" / "report" / "leaderboard.md").read_text()
+    assert "mine" in headline
