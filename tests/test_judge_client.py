@@ -139,3 +139,19 @@ def test_scripted_rules_and_exhaustion(tmp_path):
     assert run(c.ask(req("Is it blue?"), parsers.yes_no())).value is False
     o = run(c.ask(req("Is it green?"), parsers.yes_no()))
     assert not o.ok and "script exhausted" in o.reason
+
+
+def test_repeats_majority_over_structured_values():
+    """Parsers that return dicts or lists of dicts (RISE RA, MME-CoF quality) reduce by majority
+    like any other value, instead of crashing on unhashable values."""
+    a, b = '{"score": 4, "ok": true}', '{"score": 2, "ok": false}'
+    c = client([a, b, a], repeats=3)
+    o = run(c.ask(req(), parsers.json_object()))
+    assert o.ok and o.value == {"score": 4, "ok": True} and o.spread["agreement"] == pytest.approx(2 / 3)
+    lst = '[{"answer": "Yes"}, {"answer": "No"}]'
+    c = client([lst, lst, '[{"answer": "No"}]'], repeats=3)
+    o = run(c.ask(req(), parsers.json_list()))
+    assert o.ok and o.value == [{"answer": "Yes"}, {"answer": "No"}]
+    c = client([a, b], repeats=2)
+    o = run(c.ask(req(), parsers.json_object()))
+    assert not o.ok and o.value is None and "no majority" in o.reason

@@ -198,3 +198,28 @@ def test_missing_video_and_missing_judge(tmp_path):
     assert s.status.value == "error" and "gone.mp4" in s.reason and s.value is None
     [n] = run(RiseVisualQuality(), sample(), bad, tmp_path)
     assert n.status.value == "error" and "no judge" in n.reason
+
+
+def _repeats_client(replies, how):
+    from vreason.judge.client import JudgeClient
+    from vreason.judge.scripted import ScriptedJudge
+
+    return JudgeClient(ScriptedJudge(replies), retry=FAST, repeats=len(replies), reduce=how)
+
+
+def test_likert_repeats_are_not_truncated(tmp_path, video):
+    """A judge asked 3 times and reduced by mean (or a median of an even count) keeps its fraction:
+    4, 5, 5 is 14/3, not int(14/3) = 4."""
+    tc = [json.dumps({"Final Score": v}) for v in (4, 5, 5)]
+    [s] = run(RiseTemporalConsistency(), sample(), video, tmp_path, default=_repeats_client(tc, "mean"))
+    assert s.status.value == "ok" and s.value == pytest.approx(14 / 3)
+    assert s.normalized == pytest.approx((14 / 3 - 1) / 4) and not s.passed
+    med = [json.dumps({"score": v}) for v in (2, 3, 3, 2)]
+    [p] = run(RisePhysicalRationality(), sample(), video, tmp_path, default=_repeats_client(med, "median"))
+    assert p.value == pytest.approx(2.5) and p.normalized == pytest.approx(0.375)
+
+
+def test_ra_with_repeats_reduces_by_majority(tmp_path, video):
+    replies = [answers(True, False), answers(True, False), answers(False, False)]
+    [s] = run(RiseReasoningJudge(), sample(), video, tmp_path, default=_repeats_client(replies, "majority"))
+    assert s.status.value == "ok" and s.value == 0.5

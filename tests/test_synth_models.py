@@ -104,6 +104,8 @@ def test_scored_end_to_end(samples, tmp_path):
             else:
                 assert not score.passed, (s.id, m, score.value)
                 assert score.value <= 0.5, (s.id, m)
+            if m in ("static", "noise", "reversed"):  # a wrong end state: 0 on the suite's scale
+                assert score.value == 0.0, (s.id, m, ev.details.get("reason"))
 
 
 def test_shortcut_cut_mode_fails_process_tasks(samples, tmp_path):
@@ -155,3 +157,19 @@ def test_black_white_one_frame_videos_score_zero(samples, tmp_path):
             write_video(p, frames, 16)
             (sc,) = scorer.score(s, Video(sample_id=s.id, model="x", seed=0, path=p), ctx)
             assert sc.status == ScoreStatus.ok and sc.value == 0.0 and sc.passed is False, (sid, name)
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+def test_non_finite_verifier_score_is_an_error_not_a_zero(samples, tmp_path, monkeypatch, bad):
+    """A verifier that returns NaN/inf is broken: the scorer reports an error with the reason
+    instead of clamping it into a 0 (or 1) that would count as a result."""
+    from vreason.synth.base import VerifyResult
+    from vreason.synth.suite import get_family
+
+    s = samples["maze-easy-000"]
+    fam = type(get_family("maze"))
+    monkeypatch.setattr(fam, "verify", lambda self, frames, state, cfg: VerifyResult(bad, False, {"reason": "x"}))
+    v = _gen(s, "static", 0, str(tmp_path))
+    (sc,) = SynthVerifierScorer().score(s, v, ScoreContext(run_dir=str(tmp_path)))
+    assert sc.status == ScoreStatus.error and sc.value is None
+    assert "not a finite" in sc.reason and "maze" in sc.reason

@@ -28,7 +28,30 @@ def test_score_scale(family):
     assert got["oracle"].passed and got["oracle"].score == 1.0
     for k in ("static", "noise"):
         assert not got[k].passed and got[k].score == 0.0, (k, got[k].evidence.get("reason"))
-    if inst.directional:
-        assert not got["reversed"].passed and got["reversed"].score <= 0.5
-    if inst.process_rule:
-        assert not got["cut"].passed and got["cut"].score <= 0.5, got["cut"].evidence.get("reason")
+    if inst.directional:  # the reversed solution ends in the start state: a wrong end state
+        assert not got["reversed"].passed and got["reversed"].score == 0.0, got["reversed"].evidence.get("reason")
+    if inst.process_rule:  # a cut reaches the right end state by a forbidden process: exactly half
+        assert not got["cut"].passed and got["cut"].score == 0.5, got["cut"].evidence.get("reason")
+
+
+@pytest.mark.parametrize("family", ["gravity", "maze"])
+def test_other_frame_rates_are_verified_on_the_suite_time_base(tmp_path, family):
+    """A correct video at 24 fps (the same motion in time) passes; the evidence says it was resampled."""
+    from vreason.frames import write_video
+    from vreason.records import Video
+    from vreason.scoring import ScoreContext
+    from vreason.synth.scorer import SynthVerifierScorer, on_time_base
+    from vreason.synth.suite import make_sample
+
+    cfg = RenderConfig()  # the default the suite renders at (16 fps)
+    sample = make_sample(family, "easy", 0, 77, cfg, out_dir=str(tmp_path / "suite"))
+    inst = make_instance(family, "easy", 0, 77, cfg)
+    n24 = int(round(len(inst.solution) * 24 / cfg.fps))
+    frames24 = [inst.solution[min(len(inst.solution) - 1, int(round(j * cfg.fps / 24)))] for j in range(n24)]
+    path = str(tmp_path / "v24.mp4")
+    write_video(path, frames24, fps=24)
+    video = Video(sample_id=sample.id, model="m", seed=0, path=path)
+    (score,) = SynthVerifierScorer().score(sample, video, ScoreContext(run_dir=str(tmp_path)))
+    assert score.passed and score.value == 1.0, score.evidence.details.get("reason")
+    assert score.evidence.frame_policy.startswith("fps:16+resampled_from=24")
+    assert on_time_base(6, 24.0, 16.0) == [0, 2, 3, 4]  # t = 0, 1/16, 2/16, 3/16 s

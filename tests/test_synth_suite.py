@@ -129,7 +129,9 @@ def test_protocol_end_to_end(tmp_path):
     df = pd.DataFrame(rows)
     assert df.groupby("model")["passed"].mean().to_dict() == {"oracle": 1.0, "static": 0.0}
     agg = proto.aggregate(df, res.samples, str(tmp_path / "report"))
-    assert agg.tables
+    overall = agg.tables["overall"].set_index("model")
+    assert overall.loc["oracle", "pass_rate"] == 100.0 and overall.loc["static", "pass_rate"] == 0.0
+    assert overall.loc["oracle", "score"] == 100.0 and overall.loc["static", "score"] == 0.0
     # a written benchmark folder loads through the protocol's `data` option
     write_benchmark(str(tmp_path / "bench"), ["connect"], ["hard"], 1, 0)
     res2 = cls(data=str(tmp_path / "bench")).load()

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import statistics
 from collections import Counter
 from collections.abc import Callable
@@ -341,10 +342,15 @@ def _reduce(ones: list[_One], how: str) -> tuple[bool, Any, str | None, dict[str
             return False, None, f"cannot take the {how} of non-numeric values {good}", spread
         value = statistics.median(good) if how == "median" else statistics.fmean(good)
         return True, value, None, spread
-    keyed = [tuple(v) if isinstance(v, list) else v for v in good]
+    # vote on a canonical JSON form, so dicts and lists of dicts (unhashable) count like any value
+    keyed = [_vote_key(v) for v in good]
     counts = Counter(keyed).most_common()
     spread["agreement"] = counts[0][1] / len(good)
     if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return False, None, f"no majority among repeats {[_jsonable(v) for v in keyed]}", spread
-    winner = counts[0][0]
+        return False, None, f"no majority among repeats {[_jsonable(v) for v in good]}", spread
+    winner = good[keyed.index(counts[0][0])]
     return True, list(winner) if isinstance(winner, tuple) else winner, None, spread
+
+
+def _vote_key(v: Any) -> str:
+    return json.dumps(v, sort_keys=True, default=repr)

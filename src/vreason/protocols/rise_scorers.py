@@ -100,7 +100,7 @@ class _RiseJudged(Scorer):
         if not outcome.ok:
             return self.fail(sample, video, outcome.reason or "judge reply unusable",
                              status=ScoreStatus.unscored, evidence=ev)
-        s = int(outcome.value)
+        s = outcome.value  # an int; a mean/median over repeats may be fractional: kept, never truncated
         return [self.ok(sample, video, metric, s, (s - lo) / (hi - lo), passed=s == hi, evidence=ev)]
 
 
@@ -268,7 +268,7 @@ class RiseReasoningJudge(_RiseJudged):
         if bad is not None:
             reason = f"focus question {bad + 1}: {outcomes[bad].reason or 'judge reply unusable'}"
             return self.fail(sample, video, reason, status=ScoreStatus.unscored, evidence=ev)
-        scores = [int(o.value) for o in outcomes]
+        scores = [o.value for o in outcomes]  # not int(): a reduced value over repeats may be fractional
         value = sum(s / 5 for s in scores) / len(scores)
         ev.details["scores"] = scores
         return [self.ok(sample, video, "ra", value, value, passed=all(s == 5 for s in scores), evidence=ev)]

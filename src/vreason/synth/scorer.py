@@ -28,6 +28,12 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
+def on_time_base(n: int, fps: float, target_fps: float) -> list[int]:
+    """Indices of the frames nearest to t = k / target_fps, k = 0, 1, … within the video's duration."""
+    count = max(1, int(round(n * target_fps / fps)))
+    return [min(n - 1, int(round(k * fps / target_fps))) for k in range(count)]
+
+
 @scorers.register("synth-verifier")
 class SynthVerifierScorer(Scorer):
     """Programmatic verifier of the built-in suite (one metric ``score`` in [0, 1] + pass flag)."""
@@ -41,7 +47,7 @@ class SynthVerifierScorer(Scorer):
         return "family" in sample.metadata and "state" in sample.metadata
 
     def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.frames import read_all
+        from vreason.frames import probe, read_all
         from vreason.synth.suite import get_family, render_config
 
         md = sample.metadata
@@ -58,10 +64,18 @@ class SynthVerifierScorer(Scorer):
         scale = getattr(fam, "decode_scale", None)
         max_side = int(round(max(cfg.width, cfg.height) * scale)) if scale else None
         try:
+            fps = probe(video.path).fps
             frames = read_all(video.path, limit=limit, max_side=max_side)
         except VideoError as exc:
             return self.fail(sample, video, f"video error: {exc}")
+        indices = list(range(len(frames)))
+        resampled = bool(fps) and abs(fps - cfg.fps) > 0.01 * cfg.fps
+        if resampled:  # verifiers reason in the suite's time base (e.g. gravity): pick frames by time
+            indices = on_time_base(len(frames), fps, cfg.fps)
+            frames = [frames[i] for i in indices]
         res = fam.verify(frames, md["state"], cfg)
+        if not np.isfinite(res.score):  # a broken verifier: an error, never clamped into a 0 or a 1
+            return self.fail(sample, video, f"{md['family']} verifier returned {res.score!r}, not a finite score")
         debug: list[str] = []
         if res.debug_image is not None:
             import cv2
@@ -74,8 +88,7 @@ class SynthVerifierScorer(Scorer):
         details = jsonable(res.evidence)
         details.setdefault("family", md["family"])
         details["family_version"] = fam.version
-        policy = "all" + (f"+max_frames={limit}" if len(frames) >= limit else "") + (
-            f"+max_side={max_side}" if max_side else "")
-        ev = Evidence(frame_policy=policy, frame_indices=list(range(len(frames))), debug_images=debug,
-                      details=details)
+        policy = (f"fps:{cfg.fps}+resampled_from={fps:g}" if resampled else "all") + (
+            f"+max_frames={limit}" if len(indices) >= limit else "") + (f"+max_side={max_side}" if max_side else "")
+        ev = Evidence(frame_policy=policy, frame_indices=indices, debug_images=debug, details=details)
         return [self.ok(sample, video, "score", value, value, passed=bool(res.passed), evidence=ev)]
