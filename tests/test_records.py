@@ -29,6 +29,10 @@ def test_safe_ids_accepted(good):
 def test_safe_id_from_is_safe():
     for text in ["../../etc/passwd", "Task Name/3", "..", "a..b", "ü"]:
         check_safe_id(safe_id_from(text))
+    # readable and stable: safe ids pass through, others keep their words
+    assert safe_id_from("maze-easy-003") == "maze-easy-003"
+    assert safe_id_from("Task Name/3") == "Task_Name_3" != safe_id_from("Task Name/4")
+    assert safe_id_from("../../etc/passwd") == "etc_passwd"
 
 
 def test_video_model_name_checked_and_ok_needs_path():

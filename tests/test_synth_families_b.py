@@ -85,6 +85,8 @@ def test_ground_truth_passes_and_baselines_fail(case):
         res = verify(fam, frames, inst)
         assert not res.passed, f"{name} passed: {res.evidence}"
         assert res.score < 1.0
+        if name in ("static", "noise", "blocky noise", "reversed"):  # wrong end state: 0 on the scale
+            assert res.score == 0.0, (name, res.evidence.get("reason"))
         assert res.evidence.get("reason"), name
 
 
