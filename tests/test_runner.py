@@ -125,10 +125,12 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
 @pytest.mark.slow
 def test_ctrl_c_is_clean_and_resumable(tmp_path):
     run_dir = tmp_path / "int"
-    proc = _spawn(run_dir, 30, 0.05)
+    proc = _spawn(run_dir, 30, 0.2)  # 60 cpu units × 0.2 s on 2 workers: ≥ 6 s of work
     deadline = time.time() + 90
-    while _units_done(run_dir) < 5 and time.time() < deadline:
+    while _units_done(run_dir) < 5 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
+    assert proc.poll() is None, "run finished before it could be interrupted"
+    assert _units_done(run_dir) < 100
     os.killpg(proc.pid, signal.SIGINT)
     code, out, err = _wait(proc)
     assert code == 130, err
