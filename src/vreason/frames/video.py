@@ -60,6 +60,9 @@ def _open(path: str):
     if not container.streams.video:
         container.close()
         raise VideoEmptyError(path, "no video stream in the container")
+    threads = os.environ.get("VREASON_CODEC_THREADS")
+    if threads:  # worker processes that already fill every core decode single-threaded
+        container.streams.video[0].codec_context.thread_count = int(threads)
     return container
 
 
@@ -338,6 +341,11 @@ def write_video(
                     stream.bit_rate = 4_000_000
                 if gop:
                     stream.codec_context.gop_size = int(gop)
+                threads = os.environ.get("VREASON_CODEC_THREADS")
+                if threads:  # e.g. 1 in worker processes that already fill every core
+                    stream.codec_context.thread_count = int(threads)
+                    if codec in ("libx264", "h264"):
+                        opts["threads"] = threads
                 stream.options = opts
             for pkt in stream.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
                 container.mux(pkt)

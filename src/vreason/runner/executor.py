@@ -30,6 +30,8 @@ def _worker_init() -> None:
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # one worker per core already fills the machine: codec threads inside a worker only contend
+    os.environ.setdefault("VREASON_CODEC_THREADS", "1")
 
 
 def default_workers() -> int:

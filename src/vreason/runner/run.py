@@ -166,9 +166,10 @@ class Runner:
         t0 = time.perf_counter()
         have = {v.key: v for v in self.store.videos()}
         jobs: list[Job] = []
-        for model in self.cfg.models:
-            gen = self.protocol.generator(model)
-            for s in samples:
+        gens = {model: self.protocol.generator(model) for model in self.cfg.models}
+        # sample-major order: consecutive jobs share a sample, so generators can reuse its instance
+        for s in samples:
+            for model, gen in gens.items():
                 for seed in self.cfg.seeds:
                     key = (s.id, model, seed)
                     old = have.get(key)

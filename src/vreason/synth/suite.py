@@ -150,12 +150,24 @@ def build_samples(
     diffs = list(difficulties) if difficulties else list(DIFFICULTIES)
     for f in fams:
         get_family(f)  # fail early on an unknown name
-    samples: list[Sample] = []
-    for fam in fams:
-        for diff in diffs:
-            for i in range(per_task):
-                samples.append(make_sample(fam, diff, i, seed, cfg, out_dir, write_videos=write_videos))
-    return samples
+    keys = [(fam, diff, i) for fam in fams for diff in diffs for i in range(per_task)]
+    build = functools.partial(_make_sample_key, seed=seed, cfg=cfg, out_dir=out_dir, write_videos=write_videos)
+    workers = min(8, os.cpu_count() or 1)
+    if len(keys) < 24 or workers < 2:
+        return [build(k) for k in keys]
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    # instances are independent and deterministic per key: build them on every core, in order
+    ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else None
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+        return list(pool.map(build, keys, chunksize=8))
+
+
+def _make_sample_key(key: tuple[str, str, int], *, seed: int, cfg: RenderConfig, out_dir: str | None,
+                     write_videos: bool) -> Sample:
+    fam, diff, i = key
+    return make_sample(fam, diff, i, seed, cfg, out_dir, write_videos=write_videos)
 
 
 def write_benchmark(
