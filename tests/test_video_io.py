@@ -154,3 +154,22 @@ def test_zero_frame_video(tmp_path, ext):
     with pytest.raises((VideoNoFramesError, VideoUnreadableError, VideoEmptyError)) as exc:
         read_frames(path, [0])
     assert path in str(exc.value)
+
+
+@pytest.mark.parametrize("ext", ["mkv", "webm"])
+def test_truncated_streamable_file_is_an_error_not_a_shorter_video(tmp_path, ext):
+    from vreason.data.preflight import preflight
+    from vreason.records import Sample, Video
+
+    path = str(tmp_path / f"v.{ext}")
+    write_video(path, gradient_frames(60), fps=10, codec="libx264" if ext == "mkv" else None)
+    assert not probe(path).truncated
+    data = open(path, "rb").read()
+    cut = tmp_path / f"cut.{ext}"
+    cut.write_bytes(data[: len(data) // 2])
+    info = probe(str(cut))
+    assert info.truncated and info.n_frames < 40 and info.expected_frames == 60
+    with pytest.raises(VideoUnreadableError, match="truncated"):
+        sample_frames(str(cut), "uniform:8")
+    rep = preflight([Sample(id="a", benchmark="b")], [Video(sample_id="a", model="m", seed=0, path=str(cut))])
+    assert rep.models[0].ok == 0 and "truncated" in rep.models[0].undecodable[0]["reason"]

@@ -87,6 +87,11 @@ def preflight(
             except VideoError as exc:
                 rep.undecodable.append({"video": _key(v.sample_id, v.seed), "reason": str(exc)})
                 continue
+            if info.truncated:
+                rep.undecodable.append({"video": _key(v.sample_id, v.seed),
+                                        "reason": f"{v.path}: truncated: {info.n_frames} frames, the header's "
+                                                  f"duration implies ~{info.expected_frames}"})
+                continue
             fps[f"{info.fps:.3g}"] += 1
             res[f"{info.width}x{info.height}"] += 1
             lengths.append(info.n_frames)

@@ -13,6 +13,7 @@ __all__ = [
     "PRESETS",
     "FramePolicy",
     "SampledFrames",
+    "check_complete",
     "VideoInfo",
     "policy",
     "probe",
@@ -32,10 +33,20 @@ class SampledFrames:
     info: VideoInfo
 
 
+def check_complete(info: VideoInfo) -> None:
+    """Raise for a cut-off file (far fewer frames than its header's duration implies)."""
+    if info.truncated:
+        from vreason.errors import VideoUnreadableError
+
+        raise VideoUnreadableError(info.path, f"truncated: {info.n_frames} frames, the header's duration "
+                                              f"implies ~{info.expected_frames}")
+
+
 def sample_frames(path: str, spec: str | FramePolicy, info: VideoInfo | None = None) -> SampledFrames:
     """Probe ``path``, pick indices by the policy, decode them (resized by the policy)."""
     pol = policy(spec)
     info = info or probe(path, exact=True)
+    check_complete(info)
     idx = pol.indices(info.n_frames, info.fps)
     frames = read_frames(path, idx, max_side=pol.max_side, info=info)
     return SampledFrames(frames=frames, indices=idx, policy=pol.name, info=info)

@@ -38,6 +38,13 @@ class VideoInfo:
     """False when the count is an estimate (container reported none and it was not counted)."""
     keyframes: list[int] = field(default_factory=list, repr=False)
     """Frame indices of keyframes (only filled by a packet scan)."""
+    expected_frames: int | None = None
+    """Frames the container's header duration implies (duration × fps), when it states one."""
+
+    @property
+    def truncated(self) -> bool:
+        """The counted frames fall well short of the header's duration: a cut-off file."""
+        return bool(self.frames_exact and self.expected_frames and self.n_frames < 0.9 * self.expected_frames - 1)
 
 
 def _check_file(path: str) -> None:
@@ -106,6 +113,7 @@ def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
             duration = container.duration / 1_000_000
         else:
             duration = 0.0
+        header_duration = duration
         n = int(stream.frames or 0)
         exact_count = n > 0
         keyframes: list[int] = []
@@ -131,6 +139,7 @@ def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
             codec=stream.codec_context.name,
             frames_exact=exact_count,
             keyframes=keyframes,
+            expected_frames=int(round(header_duration * fps)) if header_duration > 0 and fps > 0 else None,
         )
     finally:
         container.close()

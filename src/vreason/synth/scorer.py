@@ -47,7 +47,7 @@ class SynthVerifierScorer(Scorer):
         return "family" in sample.metadata and "state" in sample.metadata
 
     def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.frames import probe, read_all
+        from vreason.frames import check_complete, probe, read_all
         from vreason.synth.suite import get_family, render_config
 
         md = sample.metadata
@@ -64,7 +64,9 @@ class SynthVerifierScorer(Scorer):
         scale = getattr(fam, "decode_scale", None)
         max_side = int(round(max(cfg.width, cfg.height) * scale)) if scale else None
         try:
-            fps = probe(video.path).fps
+            info = probe(video.path)
+            check_complete(info)
+            fps = info.fps
             frames = read_all(video.path, limit=limit, max_side=max_side)
         except VideoError as exc:
             return self.fail(sample, video, f"video error: {exc}")
