@@ -71,3 +71,11 @@ def test_prompt_variants():
     assert s.prompt_for(None) == "p" and s.prompt_for("text_hint") == "p + hint"
     with pytest.raises(KeyError, match="no prompt variant"):
         s.prompt_for("visual_hint")
+
+
+def test_a_scorer_must_implement_score_or_ascore():
+    from vreason.scoring import Scorer
+
+    with pytest.raises(TypeError, match="must override"):
+        class Empty(Scorer):  # noqa: F841 - defining it is the test
+            name = "empty"

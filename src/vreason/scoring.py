@@ -55,8 +55,14 @@ class Scorer(ABC):  # noqa: B024 - either score() or ascore() is overridden
         """Whether this scorer scores this sample at all (e.g. PR skips RISE's logical tasks)."""
         return True
 
+    def __init_subclass__(cls, **kw: object) -> None:
+        super().__init_subclass__(**kw)
+        if cls.name and cls.score is Scorer.score and cls.ascore is Scorer.ascore:
+            raise TypeError(f"scorer {cls.__name__} ({cls.name!r}) must override score() or ascore()")
+
     def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        raise NotImplementedError(f"{type(self).__name__} implements neither score() nor ascore()")
+        """Synchronous scoring (cpu scorers). An io scorer that only has ``ascore`` is awaited instead."""
+        raise TypeError(f"{type(self).__name__} is an io scorer: the runner awaits ascore()")
 
     async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
         return await asyncio.to_thread(self.score, sample, video, ctx)

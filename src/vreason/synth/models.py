@@ -16,6 +16,7 @@ instances are cached per process, never the whole suite) and writes an H.264 vid
 from __future__ import annotations
 
 import zlib
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -32,9 +33,10 @@ class BuiltinModel(Generator):
     kind = "cpu"
     default_crf: int = 18
 
+    @abstractmethod
     def frames(self, fam: TaskFamily, inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator
                ) -> list[np.ndarray]:
-        raise NotImplementedError
+        """The model's frames for this instance (each built-in model defines what it renders)."""
 
     def rng(self, inst: TaskInstance, seed: int) -> np.random.Generator:
         return np.random.default_rng([int(inst.seed), int(seed), zlib.crc32(self.name.encode())])
