@@ -55,3 +55,24 @@ def test_dry_run_sends_and_stores_nothing_then_real_run_and_resume(tmp_path):
         assert fresh.units_run == {"ok": real.units_total} and srv.count == sent
         with RunStore(run2) as st:
             assert (st.scores_frame().evidence.str.contains('"cached": true')).any()
+
+
+def test_ruler_through_the_runner_with_its_own_video_layout(tmp_path):
+    """`vreason run ruler --videos DIR` finds {model}/{task_name}/{index}.mp4 without --convention."""
+    from _ruler_mmecof_fixtures import keyed_script, ruler_dataset, ruler_videos
+    from test_ruler_e2e import SCRIPTS
+    from vreason.protocols.ruler import RulerProtocol
+
+    data = ruler_dataset(str(tmp_path / "data"))
+    samples = RulerProtocol(data=data).load().samples
+    videos = str(tmp_path / "videos")
+    ruler_videos(videos, ["m1"], samples)
+    with LoopbackServer(keyed_script(SCRIPTS["m1"])) as srv:
+        s = Runner(RunConfig(protocol="ruler", run_dir=str(tmp_path / "run"), models=["m1"],
+                             options={"data": data, "n_boot": 100}, videos_dir=videos,
+                             judges={"default": f"vllm:judge@{srv.base_url}"}, workers=1)).run()
+    assert s.videos == {"ok": 3} and s.units_run == {"ok": 3}
+    with RunStore(str(tmp_path / "run")) as st:
+        df = st.scores_frame()
+    assert set(df.sample_id) == {x.id for x in samples} and (df.status == "ok").all()
+    assert (tmp_path / "run" / "report" / "ruler_tables.md").exists()

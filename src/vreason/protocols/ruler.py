@@ -169,6 +169,8 @@ class RulerProtocol(Protocol):
 
     name: ClassVar[str] = "ruler"
     summary: ClassVar[str] = "RULER-Bench: checklist judged Good/Medium/Poor over four metrics"
+    convention: ClassVar[str] = "ruler"
+    """Default layout of ``--videos``: ``{model}/{task_name}/{index}.mp4`` (the released one)."""
 
     def load(self) -> LoadResult:
         data = self.options.get("data")
