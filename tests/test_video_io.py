@@ -23,10 +23,11 @@ CODECS = [("mp4", "libx264"), ("mp4", "mpeg4"), ("webm", "libvpx-vp9")]
 @pytest.mark.parametrize("ext,codec", CODECS)
 @pytest.mark.parametrize("method", ["sequential", "seek"])
 def test_decode_exactness(tmp_path, ext, codec, method):
-    try:
-        available_encoder([codec])
-    except VideoError:
-        pytest.skip(f"{codec} not in this PyAV build")
+    if codec == "libvpx-vp9":  # webm only "where PyAV writes it"; H.264 and mpeg4 must always work
+        try:
+            available_encoder([codec])
+        except VideoError:
+            pytest.skip(f"{codec} not in this PyAV build")
     frames = gradient_frames(N)
     path = str(tmp_path / f"v.{ext}")
     used = write_video(path, frames, fps=12, codec=codec, gop=10)
