@@ -215,13 +215,9 @@ def paper_table(inst: pd.DataFrame, hint: str, metrics: tuple[str, ...], *, visu
 
 
 def _write(tables: dict[str, pd.DataFrame], out_dir: str) -> None:
-    os.makedirs(out_dir, exist_ok=True)
-    md = []
-    for name, t in tables.items():
-        t.to_csv(os.path.join(out_dir, f"{name}.csv"), index=False)
-        md.append(f"## {name}\n\n{t.to_markdown(index=False)}\n")
-    with open(os.path.join(out_dir, "mmecof_tables.md"), "w", encoding="utf-8") as fh:
-        fh.write("\n".join(md))
+    from vreason.report.writer import write_table_bundle
+
+    write_table_bundle(tables, out_dir, "mmecof_tables.md")
 
 
 def aggregate_mmecof(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *, default_hint: str = "none",

@@ -24,7 +24,6 @@ stratified by category for category-macro numbers.
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import numpy as np
@@ -235,13 +234,9 @@ def table2_ci(ci: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write(tables: dict[str, pd.DataFrame], out_dir: str) -> None:
-    os.makedirs(out_dir, exist_ok=True)
-    md = []
-    for name, t in tables.items():
-        t.to_csv(os.path.join(out_dir, f"{name}.csv"), index=False)
-        md.append(f"## {name}\n\n{t.to_markdown(index=False)}\n")
-    with open(os.path.join(out_dir, "ruler_tables.md"), "w", encoding="utf-8") as fh:
-        fh.write("\n".join(md))
+    from vreason.report.writer import write_table_bundle
+
+    write_table_bundle(tables, out_dir, "ruler_tables.md")
 
 
 def aggregate_ruler(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *, missing_metric: str = "zero",

@@ -23,6 +23,17 @@ MAX_FAILURE_ROWS = 50
 FLOAT_FORMAT = ".1f"
 
 
+def write_table_bundle(tables: dict[str, pd.DataFrame], out_dir: str, md_name: str) -> None:
+    """Each table as ``<name>.csv`` plus all of them in one Markdown file (a protocol's paper tables)."""
+    os.makedirs(out_dir, exist_ok=True)
+    md = []
+    for name, t in tables.items():
+        t.to_csv(os.path.join(out_dir, f"{name}.csv"), index=False)
+        md.append(f"## {name}\n\n{t.to_markdown(index=False)}\n")
+    with open(os.path.join(out_dir, md_name), "w", encoding="utf-8") as fh:
+        fh.write("\n".join(md))
+
+
 def _file_stem(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name).strip("._") or "table"
 

@@ -55,6 +55,15 @@ def blank_reason(frames: list[np.ndarray], min_frames: int = 2) -> str | None:
     return None
 
 
+def usable(frames: list[np.ndarray], cfg: RenderConfig) -> tuple[list[np.ndarray], VerifyResult | None]:
+    """Frames brought to the suite's size, or a zero result saying why they cannot be verified
+    (no frames, wrong shape, blank)."""
+    frames, err = prepare(frames, cfg)
+    if not err:
+        err = blank_reason(frames)
+    return frames, (zero(err) if err else None)
+
+
 def zero(reason: str, **evidence: Any) -> VerifyResult:
     """A score of 0 with the reason in the evidence."""
     return VerifyResult(score=0.0, passed=False, evidence={"reason": reason, **evidence})

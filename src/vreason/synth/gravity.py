@@ -180,12 +180,9 @@ class Gravity(TaskFamily):
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
         from vreason.synth.gravity_check import check_trajectory, track_ball
 
-        frames, err = ft.prepare(frames, cfg)
-        if err:
-            return ft.zero(err)
-        err = ft.blank_reason(frames)
-        if err:
-            return ft.zero(err)
+        frames, bad = ft.usable(frames, cfg)
+        if bad is not None:
+            return bad
         track = track_ball(frames, state)
         found = sum(p is not None for p in track)
         if found < 0.85 * len(frames) or track[0] is None:

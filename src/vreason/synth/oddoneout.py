@@ -151,12 +151,9 @@ class OddOneOut(TaskFamily):
         return _box_frames(st, inst.first_frame, cfg, wrong)
 
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
-        frames, err = ft.prepare(frames, cfg)
-        if err:
-            return ft.zero(err)
-        err = ft.blank_reason(frames)
-        if err:
-            return ft.zero(err)
+        frames, bad = ft.usable(frames, cfg)
+        if bad is not None:
+            return bad
         ref = render_grid(state, cfg)
         worst, worst_frame = _max_cell_change(frames, ref, state, cfg)
         box = _find_box(frames, state)

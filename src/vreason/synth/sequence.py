@@ -209,12 +209,9 @@ class Sequence(TaskFamily):
         return _fade_in(st, inst.first_frame, render_row(st, cfg, wrong), cfg)
 
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
-        frames, err = ft.prepare(frames, cfg)
-        if err:
-            return ft.zero(err)
-        err = ft.blank_reason(frames)
-        if err:
-            return ft.zero(err)
+        frames, bad = ft.usable(frames, cfg)
+        if bad is not None:
+            return bad
         ref = render_row(state, cfg)
         size = (cfg.width // 4, cfg.height // 4)
         ref_small = ft.small(ref, size)

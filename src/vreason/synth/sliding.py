@@ -230,12 +230,9 @@ class Sliding(TaskFamily):
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
         from vreason.synth.sliding_check import check_video
 
-        frames, err = ft.prepare(frames, cfg)
-        if err:
-            return ft.zero(err)
-        err = ft.blank_reason(frames)
-        if err:
-            return ft.zero(err)
+        frames, bad = ft.usable(frames, cfg)
+        if bad is not None:
+            return bad
         checks, evidence = check_video(frames, state, Painter(state, cfg))
         dbg = _debug(frames[-1], state, evidence.get("final_reading"))
         return ft.finish(checks, evidence, dbg, goal=("reaches_target",))
