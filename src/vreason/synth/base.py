@@ -17,6 +17,7 @@ score with the reason in the evidence instead.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -81,12 +82,29 @@ class TaskFamily(ABC):
         """Build one instance; all randomness comes from ``rng``."""
 
     @abstractmethod
-    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
-        """Score a video (all its frames, RGB uint8, any size) against ``state``."""
+    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
+               times: Sequence[float] | None = None) -> VerifyResult:
+        """Score a video (all its frames, RGB uint8, any size) against ``state``.
+
+        ``times[i]`` is the presentation time of ``frames[i]`` in seconds, from the video's own
+        time base; ``None`` means the suite's rate (``i / cfg.fps``, see :func:`frame_times`).
+        Frames are never resampled for the verifier: a process check reasons in the task's units
+        (cells, pixels of the render config, seconds), so the same motion gets the same verdict at
+        any frame rate and length."""
 
     @abstractmethod
     def random_motion(self, inst: TaskInstance, rng: np.random.Generator, cfg: RenderConfig) -> list[np.ndarray]:
         """Frames of plausible but wrong motion for the ``random`` baseline."""
+
+
+def frame_times(n: int, cfg: RenderConfig, times: Sequence[float] | None = None) -> np.ndarray:
+    """Seconds of each of ``n`` frames: ``times`` when given (checked), else ``i / cfg.fps``."""
+    if times is None:
+        return np.arange(n, dtype=np.float64) / float(cfg.fps)
+    t = np.asarray(times, dtype=np.float64)
+    if t.shape != (n,) or not np.all(np.isfinite(t)) or np.any(np.diff(t) <= 0):
+        raise ValueError(f"frame times must be {n} finite, strictly increasing seconds")
+    return t - t[0]
 
 
 FAMILIES: dict[str, type[TaskFamily]] = {}

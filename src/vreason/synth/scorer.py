@@ -28,12 +28,6 @@ def jsonable(obj: Any) -> Any:
     return obj
 
 
-def on_time_base(n: int, fps: float, target_fps: float) -> list[int]:
-    """Indices of the frames nearest to t = k / target_fps, k = 0, 1, … within the video's duration."""
-    count = max(1, int(round(n * target_fps / fps)))
-    return [min(n - 1, int(round(k * fps / target_fps))) for k in range(count)]
-
-
 @scorers.register("synth-verifier")
 class SynthVerifierScorer(Scorer):
     """Programmatic verifier of the built-in suite (one metric ``score`` in [0, 1] + pass flag)."""
@@ -71,11 +65,11 @@ class SynthVerifierScorer(Scorer):
         except VideoError as exc:
             return self.fail(sample, video, f"video error: {exc}")
         indices = list(range(len(frames)))
-        resampled = bool(fps) and abs(fps - cfg.fps) > 0.01 * cfg.fps
-        if resampled:  # verifiers reason in the suite's time base (e.g. gravity): pick frames by time
-            indices = on_time_base(len(frames), fps, cfg.fps)
-            frames = [frames[i] for i in indices]
-        res = fam.verify(frames, md["state"], cfg)
+        # verifiers reason in seconds and task units: frames are passed at the video's own rate with
+        # their times, never resampled to the suite's rate (nearest-frame resampling shifts samples)
+        rate = fps if fps and fps > 0 else float(cfg.fps)
+        times = [i / rate for i in indices]
+        res = fam.verify(frames, md["state"], cfg, times=times)
         if not np.isfinite(res.score):  # a broken verifier: an error, never clamped into a 0 or a 1
             return self.fail(sample, video, f"{md['family']} verifier returned {res.score!r}, not a finite score")
         debug: list[str] = []
@@ -90,7 +84,7 @@ class SynthVerifierScorer(Scorer):
         details = jsonable(res.evidence)
         details.setdefault("family", md["family"])
         details["family_version"] = fam.version
-        policy = (f"fps:{cfg.fps}+resampled_from={fps:g}" if resampled else "all") + (
+        policy = f"all+time_base={rate:g}fps" + (
             f"+max_frames={limit}" if len(indices) >= limit else "") + (f"+max_side={max_side}" if max_side else "")
         ev = Evidence(frame_policy=policy, frame_indices=indices, debug_images=debug, details=details)
         return [self.ok(sample, video, "score", value, value, passed=bool(res.passed), evidence=ev)]
