@@ -1,3 +1,3 @@
-"""Adversarial variants (cheats and honest renderings) for the suite's part-A families: maze, symmetry, sorting, connect."""
+"""Adversarial variants (cheats and honest renderings) for the part-A families (maze, symmetry, sorting, connect)."""
 
 from __future__ import annotations

@@ -1,3 +1,3 @@
-"""Adversarial variants (cheats and honest renderings) for the suite's part-B families: odd-one-out, sequence, gravity, sliding."""
+"""Adversarial variants (cheats, honest renderings) for the part-B families (oddoneout, sequence, gravity, sliding)."""
 
 from __future__ import annotations
