@@ -55,8 +55,10 @@ class SynthVerifierScorer(Scorer):
         if not video.path:
             return self.fail(sample, video, f"no video file for {sample.id}/{video.model}/{video.seed}")
         limit = int(ctx.options.get("max_frames", DEFAULT_MAX_FRAMES))
-        scale = getattr(fam, "decode_scale", None)
-        max_side = int(round(max(cfg.width, cfg.height) * scale)) if scale else None
+        # frames are reduced while decoding to what the verifier uses (the render size, or less where
+        # the family asks): memory is bounded by the suite's resolution, not by the input's
+        scale = getattr(fam, "decode_scale", None) or 1.0
+        max_side = int(round(max(cfg.width, cfg.height) * scale))
         try:
             info = probe(video.path)
             check_complete(info)
@@ -85,6 +87,6 @@ class SynthVerifierScorer(Scorer):
         details.setdefault("family", md["family"])
         details["family_version"] = fam.version
         policy = f"all+time_base={rate:g}fps" + (
-            f"+max_frames={limit}" if len(indices) >= limit else "") + (f"+max_side={max_side}" if max_side else "")
+            f"+max_frames={limit}" if len(indices) >= limit else "") + f"+max_side={max_side}"
         ev = Evidence(frame_policy=policy, frame_indices=indices, debug_images=debug, details=details)
         return [self.ok(sample, video, "score", value, value, passed=bool(res.passed), evidence=ev)]
