@@ -168,7 +168,8 @@ def test_non_finite_verifier_score_is_an_error_not_a_zero(samples, tmp_path, mon
 
     s = samples["maze-easy-000"]
     fam = type(get_family("maze"))
-    monkeypatch.setattr(fam, "verify", lambda self, frames, state, cfg: VerifyResult(bad, False, {"reason": "x"}))
+    monkeypatch.setattr(fam, "verify",
+                        lambda self, frames, state, cfg, times=None: VerifyResult(bad, False, {"reason": "x"}))
     v = _gen(s, "static", 0, str(tmp_path))
     (sc,) = SynthVerifierScorer().score(s, v, ScoreContext(run_dir=str(tmp_path)))
     assert sc.status == ScoreStatus.error and sc.value is None
