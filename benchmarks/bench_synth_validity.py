@@ -8,9 +8,12 @@ is violated:
 
 * oracle ≥ 99% and degraded oracle ≥ 95% on every family × difficulty;
 * static, noise, random ≤ 5% on every family; reversed ≤ 5% where the task is directional;
-  shortcut ≤ 5% where the rule is about the process.
+  shortcut ≤ 5% where the rule is about the process;
+* zero false passes (a cheat that passes) and zero false fails (an honest variant that fails) on the
+  suite's adversarial set (src/vreason/synth/adversary*.py), scored through the run's scorer after
+  H.264 encoding, on ``--adversarial`` fresh instances per family × difficulty.
 
-    python benchmarks/bench_synth_validity.py [-n 10] [--seed S] [--jobs 2] [--families maze,sorting]
+    python benchmarks/bench_synth_validity.py [-n 10] [--adversarial 2] [--seed S] [--jobs 2] [--families maze]
 """
 
 from __future__ import annotations
@@ -82,6 +85,59 @@ def run_instance(args):
     return family, difficulty, bool(inst.directional), bool(inst.process_rule), rows, times
 
 
+def run_adversarial(args):
+    """Every adversarial variant of one instance: (family, [(variant, honest, passed, reason)])."""
+    family, difficulty, index, seed, workdir = args
+    from vreason.synth.adversary import load_variants, run_variant
+
+    folder = os.path.join(workdir, f"adv-{family}-{difficulty}-{index}")
+    out = []
+    for v in load_variants().get(family, []):
+        if difficulty not in v.difficulties:
+            continue
+        sc = run_variant(v, difficulty, index, seed, folder)
+        reason = (sc.evidence.details.get("reason") if sc.evidence else None) or sc.reason
+        out.append((v.name, v.honest, bool(sc.passed) and sc.status.value == "ok", reason))
+    shutil.rmtree(folder, ignore_errors=True)
+    return family, difficulty, out
+
+
+def _map(fn, jobs, n_jobs):
+    if n_jobs > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(n_jobs) as pool:
+            return pool.map(fn, jobs, chunksize=1)
+    return [fn(j) for j in jobs]
+
+
+def report_adversarial(results, fams, violations: list[str]) -> None:
+    """Per family: cheats tried / passed (false passes), honest variants tried / failed (false fails)."""
+    stats = {f: [0, 0, 0, 0] for f in fams}  # cheats, false passes, honest, false fails
+    bad = []
+    for fam, diff, rows in results:
+        for name, honest, ok, reason in rows:
+            st = stats[fam]
+            if honest:
+                st[2] += 1
+                if not ok:
+                    st[3] += 1
+                    bad.append(f"false fail {fam}/{diff}/{name}: {reason}")
+            else:
+                st[0] += 1
+                if ok:
+                    st[1] += 1
+                    bad.append(f"false pass {fam}/{diff}/{name}")
+    print("\nadversarial set (scored through the run's scorer after H.264 encoding)")
+    print(f"{'family':<11}{'cheats':>8}{'false pass':>12}{'honest':>8}{'false fail':>12}")
+    for fam in fams:
+        c, fp, h, ff = stats[fam]
+        print(f"{fam:<11}{c:>8}{fp:>12}{h:>8}{ff:>12}")
+        if c == 0 or h == 0:
+            violations.append(f"{fam}: no adversarial variants ran")
+    violations.extend(bad)
+
+
 def main(argv=None) -> int:
     from vreason.synth.base import DIFFICULTIES
     from vreason.synth.suite import default_families
@@ -89,6 +145,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("-n", "--per-task", type=int, default=10, help="fresh instances per family × difficulty")
     ap.add_argument("--seed", type=int, default=None, help="suite seed [default: a fresh random one]")
+    ap.add_argument("--adversarial", type=int, default=2,
+                    help="fresh instances per family × difficulty for the adversarial set (0: skip)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--families", default=None, help="comma-separated families [default: all]")
     a = ap.parse_args(argv)
@@ -98,13 +156,9 @@ def main(argv=None) -> int:
     work = tempfile.mkdtemp(prefix="vreason-bench-")
     jobs = [(f, d, i, seed, work) for f in fams for d in DIFFICULTIES for i in range(a.per_task)]
     wall = time.perf_counter()
-    if a.jobs > 1:
-        import multiprocessing as mp
-
-        with mp.get_context("spawn").Pool(a.jobs) as pool:
-            results = pool.map(run_instance, jobs, chunksize=1)
-    else:
-        results = [run_instance(j) for j in jobs]
+    results = _map(run_instance, jobs, a.jobs)
+    adv_jobs = [(f, d, 1000 + i, seed, work) for f in fams for d in DIFFICULTIES for i in range(a.adversarial)]
+    adv_results = _map(run_adversarial, adv_jobs, a.jobs)
     wall = time.perf_counter() - wall
     shutil.rmtree(work, ignore_errors=True)
 
@@ -146,6 +200,8 @@ def main(argv=None) -> int:
                 if limit:
                     violations.append(f"{fam}/{diff}/{m}: {rate:.1f}% (needs {limit})")
             print(f"{fam:<11}{diff:<8}" + "".join(cells))
+    if a.adversarial:
+        report_adversarial(adv_results, fams, violations)
     n_videos = len(stage["generate"])
     print(f"\nCPU seconds per video (mean over {n_videos} videos): "
           + ", ".join(f"{k} {np.mean(v):.3f}" for k, v in stage.items() if k != "make")
