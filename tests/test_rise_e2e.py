@@ -101,7 +101,7 @@ def test_end_to_end(tmp_path):
     assert set(weak[weak.metric == "vq"].status) == {"unscored", "error"}
     assert set(weak[weak.sample_id == "tem_2"].status) == {"error"}
     maze = weak[(weak.sample_id == "log_1") & (weak.metric == "ra")].iloc[0]
-    assert maze.value == 0.0  # the static maze video
+    assert maze.value == 0.5  # the static maze video: no wall crossed, goal not reached (released rule)
     out = str(tmp_path / "report")
     res = proto.aggregate(df, load.samples, out)
     t1 = res.tables["rise_table1"].set_index("Model")

@@ -118,7 +118,7 @@ def test_ra_tail_mode_frames(tmp_path, video):
     with LoopbackServer([answers(True)]) as srv:
         [s] = run(RiseReasoningJudge(), sample(extra=-1, n=1), video, tmp_path, default=client(srv))
         types, _ = parts(srv.requests[0])
-    assert s.value == 1.0 and s.evidence.frame_policy == "last_fraction:3/0.4"
+    assert s.value == 1.0 and s.evidence.frame_policy == "last_fraction:3/0.4+round+dedupe"
     assert len(s.evidence.frame_indices) == 3 and s.evidence.frame_indices[-1] == 15
     assert types.count("image_url") == 3
 

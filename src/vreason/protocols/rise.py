@@ -8,7 +8,8 @@ Options (all strings from the CLI are accepted):
   or ``code`` (the released code's HEAD: yes/no questions on the last frame);
 * ``ra_count`` — ``asked`` (default: Yes answers / questions asked; a reply with another count
   is re-asked, then unscored) or ``returned`` (the released code: over the answers returned);
-* ``maze_mode`` — ``strict`` (default) or ``official`` (see ``vreason.verify.rise_maze``);
+* ``maze_mode`` — ``official`` (default: the released rule, a static video scores 0.5) or
+  ``strict`` (tracked from frame 0, must move; see ``vreason.verify.rise_maze``);
 * ``n_boot`` (1000), ``ci_seed`` (0), ``check_files`` (true).
 
 Judge roles: ``default`` (RA, TC, PR) and ``vq`` (Visual Quality; falls back to ``default``).
@@ -60,7 +61,7 @@ class RiseProtocol(Protocol):
         super().__init__(**options)
         self.ra_mode = str(options.get("ra_mode") or "paper")
         self.ra_count = str(options.get("ra_count") or "asked")
-        self.maze_mode = str(options.get("maze_mode") or "strict")
+        self.maze_mode = str(options.get("maze_mode") or "official")
         if self.ra_mode not in ("paper", "code"):
             raise ConfigError(f"rise: ra_mode must be 'paper' or 'code', got {self.ra_mode!r}")
         if self.ra_count not in ("asked", "returned"):

@@ -3,7 +3,9 @@
 Frame strategies per metric (issue 5, item 2; recorded in every score's evidence):
 
 * RA: integer ``extra_frame`` F → ``fps:F+linspace`` (every ``int(video_fps // F)``-th frame,
-  as ``linspace(0, T-1, ceil(T / interval))``); ``-1`` → ``last_fraction:3/0.4``; ``maze`` /
+  as ``linspace(0, T-1, ceil(T / interval))``); ``-1`` → ``last_fraction:3/0.4+round+dedupe``
+  (3 frames from ``int(0.6 T)`` to ``T-1``, rounded with ``np.round`` and de-duplicated as the
+  released ``uniform_indices`` does: T = 120 → 72, 96, 119); ``maze`` /
   ``sym`` / ``gt`` → ``last`` (the maze verifier reads every frame);
 * TC: ``uniform:16+round+dedupe``; PR: ``uniform:16`` (``+reverse`` when the sample says so);
   VQ: ``uniform:6+drop_ends`` (4 frames).
@@ -21,6 +23,8 @@ from vreason.scoring import ScoreContext, Scorer
 RaMode = Literal["paper", "code"]
 RaCount = Literal["asked", "returned"]
 
+RA_TAIL_POLICY = "last_fraction:3/0.4+round+dedupe"
+"""``extra_frame = -1``: the released extraction rounds (np.round) and de-duplicates the indices."""
 TC_POLICY = "uniform:16+round+dedupe"
 PR_POLICY = "uniform:16"
 VQ_POLICY = "uniform:6+drop_ends"
@@ -41,7 +45,7 @@ def ra_policy(sample: Sample) -> str:
     if extra in ("maze", "sym", "gt"):
         return "last"
     if extra == -1:
-        return "last_fraction:3/0.4"
+        return RA_TAIL_POLICY
     return f"fps:{int(extra)}+linspace"
 
 
@@ -282,7 +286,7 @@ class RisePuzzleVerifier(Scorer):
     kind: ClassVar[Literal["cpu", "io"]] = "cpu"
     metrics = ("ra",)
 
-    def __init__(self, maze_mode: str = "strict"):
+    def __init__(self, maze_mode: str = "official"):
         if maze_mode not in ("strict", "official"):
             raise ValueError(f"maze_mode must be 'strict' or 'official', got {maze_mode!r}")
         self.maze_mode = maze_mode

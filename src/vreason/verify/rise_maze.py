@@ -1,35 +1,37 @@
 """RISE-Video maze verifier: track the green agent, check walls and the goal.
 
-Same rules and constants as the released verifier (official-code.md §1.4):
+``mode="official"`` (the protocol's default) follows the released ``reasoning_eval/maze.py``
+(official-code.md §1.4):
 
-* agent: in each frame, HSV ``[35,80,80]``–``[85,255,255]``, a 3×3 morphological open, the
-  largest external contour, its bounding-box centre;
-* the trajectory is drawn on a copy of frame 0 as a blue (BGR ``(255,0,0)``) polyline of
-  thickness 5, its end as a filled yellow disc with radius = half the last box's diagonal;
+* agent: in each frame **after frame 0**, HSV ``[35,80,80]``–``[85,255,255]``, a 3×3
+  morphological open, the largest external contour, its bounding-box centre;
+* on a copy of frame 0: the trajectory as blue (BGR ``(255,0,0)``) line segments of thickness 5,
+  a filled blue start dot of radius 5 at the first tracked point, and the end as a filled yellow
+  disc of radius ``int(half the last box's diagonal)``;
+* frame 0 and that canvas go through a JPEG file (OpenCV's default quality 95) before the
+  checks, as the released verifier writes and re-reads both (``jpeg=False`` skips this);
 * wall crossing: blue canvas pixels (HSV ``(100,100,100)``–``(130,255,255)``) that lie on black
   walls of frame 0 (HSV ``(0,0,0)``–``(180,255,50)``);
-* goal: the minimum enclosing circle of frame 0's largest red region (HSV ``(0,100,100)``–
-  ``(10,255,255)`` or ``(170,100,100)``–``(180,255,255)``); reached when the yellow disc (HSV
-  ``(20,100,100)``–``(40,255,255)``) overlaps it (IoU > 0);
-* score 1 when both hold, 0.5 when one holds, else 0.
+* goal: the minimum enclosing circle (centre and radius truncated to int) of frame 0's largest red
+  region (HSV ``(0,100,100)``–``(10,255,255)`` or ``(170,100,100)``–``(180,255,255)``); reached
+  when the yellow disc (HSV ``(20,100,100)``–``(40,255,255)``) overlaps it (IoU > 0);
+* score 1 when no wall is crossed and the goal is reached, 0.5 when exactly one holds, else 0.
+  So a static video scores 0.5 (no wall crossed) and a cut straight to the goal scores 1.
 
-``mode="official"`` is exactly that. ``mode="strict"`` (the default) closes two loopholes of
-the official rule: the trajectory starts at the agent's position in frame 0 (so a cut that
-teleports the agent to the goal draws a line through the walls), and "no wall crossing" is
-credited only when the agent actually moved by at least its own size (a static video
-otherwise gets 0.5 for standing still).
+``mode="strict"`` (vreason's variant, ``maze_mode=strict``) closes those two loopholes: the
+trajectory starts at the agent's position in frame 0 (so a cut that teleports the agent to the
+goal draws a line through the walls), and "no wall crossing" is credited only when the agent
+was found and moved by at least its own size. Strict mode checks the pixels as drawn (no JPEG).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-
-from vreason.errors import VideoNoFramesError, VideoUnreadableError
 
 AGENT_HSV = ((35, 80, 80), (85, 255, 255))
 WALL_HSV = ((0, 0, 0), (180, 255, 50))
@@ -39,6 +41,9 @@ RED_HSV = (((0, 100, 100), (10, 255, 255)), ((170, 100, 100), (180, 255, 255)))
 TRAJ_BGR = (255, 0, 0)
 END_BGR = (0, 255, 255)
 TRAJ_THICKNESS = 5
+START_DOT_RADIUS = 5
+JPEG_QUALITY = 95
+"""OpenCV's default ``IMWRITE_JPEG_QUALITY``: what the released verifier's ``cv2.imwrite`` uses."""
 
 MazeMode = Literal["strict", "official"]
 
@@ -56,7 +61,9 @@ class MazeResult:
     n_frames: int = 0
     wall_pixels: int = 0
     goal_circle: tuple[int, int, int] | None = None
-    mode: str = "strict"
+    mode: str = "official"
+    jpeg: bool = True
+    """Frame 0 and the canvas went through a JPEG round trip (quality 95) before the checks."""
     debug: np.ndarray | None = field(default=None, repr=False)
     """BGR canvas: frame 0 with the trajectory, end disc and goal circle."""
 
@@ -64,6 +71,7 @@ class MazeResult:
         return {
             "verifier": "rise_maze",
             "mode": self.mode,
+            "jpeg_round_trip": self.jpeg,
             "wall_crossed": self.wall_crossed,
             "goal_reached": self.goal_reached,
             "agent_found": self.agent_found,
@@ -105,15 +113,43 @@ def goal_circle(frame0_rgb: np.ndarray) -> tuple[int, int, int] | None:
     if not contours:
         return None
     (cx, cy), r = cv2.minEnclosingCircle(max(contours, key=cv2.contourArea))
-    return int(round(cx)), int(round(cy)), int(round(r))
+    return int(cx), int(cy), int(r)  # truncated, as the released code does
 
 
-def verify_maze_frames(frames: Iterable[np.ndarray], *, mode: MazeMode = "strict") -> MazeResult:
-    """Score a maze video given its RGB frames (any iterable; consumed once)."""
+def jpeg_round_trip(image_bgr: np.ndarray, quality: int = JPEG_QUALITY) -> np.ndarray:
+    """The image as it reads back from a JPEG file written by OpenCV at ``quality`` (BGR in/out)."""
+    import cv2
+
+    ok, buf = cv2.imencode(".jpg", image_bgr, [int(cv2.IMWRITE_JPEG_QUALITY), int(quality)])
+    if not ok:
+        raise ValueError("JPEG encoding failed")
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR)
+
+
+def _draw(canvas: np.ndarray, points: list[tuple[int, int]], last_box: tuple[int, int, int, int]) -> None:
+    """Trajectory segments, the filled start dot and the yellow end disc (in place, BGR)."""
+    import cv2
+
+    for p0, p1 in zip(points, points[1:], strict=False):
+        cv2.line(canvas, p0, p1, TRAJ_BGR, TRAJ_THICKNESS)
+    cv2.circle(canvas, points[0], START_DOT_RADIUS, TRAJ_BGR, -1)
+    _, _, w, h = last_box
+    cv2.circle(canvas, points[-1], int(np.hypot(w / 2.0, h / 2.0)), END_BGR, -1)
+
+
+def verify_maze_frames(
+    frames: Iterable[np.ndarray], *, mode: MazeMode = "official", jpeg: bool | None = None
+) -> MazeResult:
+    """Score a maze video given its RGB frames (any iterable; consumed once).
+
+    ``jpeg`` (default: on in official mode, off in strict mode) passes frame 0 and the drawn
+    canvas through a JPEG round trip at quality 95 before the checks, as the released code does.
+    """
     import cv2
 
     if mode not in ("strict", "official"):
         raise ValueError(f"maze mode must be 'strict' or 'official', got {mode!r}")
+    use_jpeg = mode == "official" if jpeg is None else bool(jpeg)
     it = iter(frames)
     try:
         frame0 = np.asarray(next(it))
@@ -137,24 +173,24 @@ def verify_maze_frames(frames: Iterable[np.ndarray], *, mode: MazeMode = "strict
             boxes.append(found[1])
             idx.append(i)
 
-    canvas = cv2.cvtColor(frame0, cv2.COLOR_RGB2BGR).copy()
-    walls = _mask(cv2.cvtColor(frame0, cv2.COLOR_RGB2HSV), *WALL_HSV)
-    circle = goal_circle(frame0)
+    frame0_bgr = cv2.cvtColor(frame0, cv2.COLOR_RGB2BGR)
+    canvas = frame0_bgr.copy()
     agent_found = bool(points)
     if agent_found:
-        pts = np.array(points, dtype=np.int32).reshape(-1, 1, 2)
-        cv2.polylines(canvas, [pts], False, TRAJ_BGR, TRAJ_THICKNESS)
-        _, _, w, h = boxes[-1]
-        radius = max(1, int(round(np.hypot(w, h) / 2)))
-        cv2.circle(canvas, points[-1], radius, END_BGR, -1)
+        _draw(canvas, points, boxes[-1])
+    if use_jpeg:
+        frame0_bgr, canvas = jpeg_round_trip(frame0_bgr), jpeg_round_trip(canvas)
+    frame0_checked = cv2.cvtColor(frame0_bgr, cv2.COLOR_BGR2RGB)
+    walls = _mask(cv2.cvtColor(frame0_bgr, cv2.COLOR_BGR2HSV), *WALL_HSV)
+    circle = goal_circle(frame0_checked)
     canvas_hsv = cv2.cvtColor(canvas, cv2.COLOR_BGR2HSV)
     traj = _mask(canvas_hsv, *TRAJ_HSV)
-    wall_pixels = int(np.count_nonzero((traj > 0) & (walls > 0))) if agent_found else 0
+    wall_pixels = int(np.count_nonzero((traj > 0) & (walls > 0)))
     wall_crossed = wall_pixels > 0
     goal_reached = False
-    if agent_found and circle is not None:
+    if circle is not None:
         goal = np.zeros(walls.shape, np.uint8)
-        cv2.circle(goal, circle[:2], max(1, circle[2]), 255, -1)
+        cv2.circle(goal, circle[:2], circle[2], 255, -1)
         yellow = _mask(canvas_hsv, *YELLOW_HSV)
         goal_reached = bool(np.count_nonzero((yellow > 0) & (goal > 0)) > 0)
 
@@ -167,9 +203,11 @@ def verify_maze_frames(frames: Iterable[np.ndarray], *, mode: MazeMode = "strict
         walls_ok = not wall_crossed
     else:
         walls_ok = agent_found and moved and not wall_crossed
+        goal_reached = goal_reached and agent_found
     score = (float(walls_ok) + float(goal_reached)) / 2.0
+    debug = canvas.copy()
     if circle is not None:
-        cv2.circle(canvas, circle[:2], max(1, circle[2]), (0, 0, 255), 2)
+        cv2.circle(debug, circle[:2], max(1, circle[2]), (0, 0, 255), 2)
     return MazeResult(
         score=score,
         wall_crossed=wall_crossed,
@@ -182,29 +220,28 @@ def verify_maze_frames(frames: Iterable[np.ndarray], *, mode: MazeMode = "strict
         wall_pixels=wall_pixels,
         goal_circle=circle,
         mode=mode,
-        debug=canvas,
+        jpeg=use_jpeg,
+        debug=debug,
     )
 
 
-def iter_video_frames(path: str) -> Iterator[np.ndarray]:
-    """Decode a video's frames one by one (RGB), without holding them all in memory."""
-    from vreason.frames.video import _open  # the frames layer's checked opener (typed errors)
+def read_maze_frames(path: str) -> list[np.ndarray]:
+    """Every frame of the video (RGB), read through the shared frames layer: the file is probed
+    and checked for damage (a cut-off file raises) before it is decoded."""
+    from vreason.frames import check_complete, probe, read_all
 
-    container = _open(path)
-    n = 0
-    try:
-        for frame in container.decode(container.streams.video[0]):
-            n += 1
-            yield frame.to_ndarray(format="rgb24")
-    except Exception as exc:
-        if n == 0:
-            raise VideoUnreadableError(path, f"decode failed: {type(exc).__name__}: {exc}") from exc
-    finally:
-        container.close()
-    if n == 0:
-        raise VideoNoFramesError(path, "decoded 0 frames")
+    info = probe(path, exact=True)
+    check_complete(info)
+    frames = read_all(path)
+    if len(frames) < info.n_frames:
+        from vreason.errors import VideoUnreadableError
+
+        raise VideoUnreadableError(path, f"decoded {len(frames)} of {info.n_frames} frames")
+    return frames
 
 
-def verify_maze_video(path: str | os.PathLike, *, mode: MazeMode = "strict") -> MazeResult:
+def verify_maze_video(
+    path: str | os.PathLike, *, mode: MazeMode = "official", jpeg: bool | None = None
+) -> MazeResult:
     """Score the maze video at ``path``; raises a VideoError subclass for a bad file."""
-    return verify_maze_frames(iter_video_frames(str(path)), mode=mode)
+    return verify_maze_frames(read_maze_frames(str(path)), mode=mode, jpeg=jpeg)
