@@ -16,6 +16,7 @@ from vreason.protocols.rise import RiseProtocol
 from vreason.protocols.rise_scorers import RisePuzzleVerifier, ra_policy
 from vreason.records import Sample
 from vreason.verify.rise_maze import verify_maze_frames, verify_maze_video
+from vreason.verify.rise_symmetry import verify_symmetry
 
 
 # ---------------------------------------------------------------- item 1: maze rule
@@ -92,3 +93,36 @@ def test_tail_indices_are_rounded_like_the_release(t, expected):
 def test_tail_indices_floor_variant_differs():
     # the floor rule gives 95 for T = 120: the test above can tell the two apart
     assert policy("last_fraction:3/0.4").indices(120, 24.0) == [72, 95, 119]
+
+
+# ---------------------------------------------------------------- item 3: symmetry JPEG round trip
+def _one_cell_frame(rgb: tuple[int, int, int]) -> np.ndarray:
+    img = np.full((500, 800, 3), 255, np.uint8)  # already 800×500: no resize, no border to crop
+    img[:50, :50] = rgb  # cell (0, 0) of the 10×16 grid
+    return img
+
+
+def test_symmetry_threshold_cell_moves_with_the_jpeg_round_trip():
+    # (199, 200, 200): V = max = 200, which is not > 200, so the cell is "not white" (coloured)
+    # on the raw pixels. Written as JPEG q95 and read back, its central 40×40 mean reads V ≥ 201
+    # (S stays < 30): white. The released pipeline saves the last frame as JPEG first.
+    frame = _one_cell_frame((199, 200, 200))
+    h, s, v = cv2.cvtColor(np.uint8([[[199, 200, 200]]]), cv2.COLOR_RGB2HSV)[0, 0]
+    assert (int(s), int(v)) == (1, 200)
+    ok, buf = cv2.imencode(".jpg", cv2.cvtColor(frame, cv2.COLOR_RGB2BGR), [cv2.IMWRITE_JPEG_QUALITY, 95])
+    back = cv2.cvtColor(cv2.imdecode(buf, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+    mean = np.uint8([[back[5:45, 5:45].reshape(-1, 3).mean(axis=0)]])
+    assert cv2.cvtColor(mean, cv2.COLOR_RGB2HSV)[0, 0, 2] > 200
+
+    gt = np.full((500, 800, 3), 255, np.uint8)  # a GT with no coloured cell
+    raw = verify_symmetry(frame, gt, "blue", jpeg=False)
+    assert raw.pred_cells[0, 0] and raw.fp == 1 and raw.score == 0.5  # 159/160 correct
+    released = verify_symmetry(frame, gt, "blue")  # default: the JPEG round trip
+    assert released.jpeg and not released.pred_cells[0, 0] and released.fp == 0 and released.score == 1.0
+
+
+def test_symmetry_jpeg_option_reaches_the_scorer():
+    assert RiseProtocol().sym_jpeg is True
+    assert RiseProtocol(sym_jpeg="false").sym_jpeg is False
+    scorer = [s for s in RiseProtocol(sym_jpeg="false").scorers() if isinstance(s, RisePuzzleVerifier)][0]
+    assert scorer.sym_jpeg is False

@@ -10,6 +10,8 @@ Options (all strings from the CLI are accepted):
   is re-asked, then unscored) or ``returned`` (the released code: over the answers returned);
 * ``maze_mode`` — ``official`` (default: the released rule, a static video scores 0.5) or
   ``strict`` (tracked from frame 0, must move; see ``vreason.verify.rise_maze``);
+* ``sym_jpeg`` — true (default: the symmetry verifier reads the last frame back from a JPEG at
+  quality 95, as the released pipeline does) or false (the decoded pixels as they are);
 * ``n_boot`` (1000), ``ci_seed`` (0), ``check_files`` (true).
 
 Judge roles: ``default`` (RA, TC, PR) and ``vq`` (Visual Quality; falls back to ``default``).
@@ -68,6 +70,7 @@ class RiseProtocol(Protocol):
             raise ConfigError(f"rise: ra_count must be 'asked' or 'returned', got {self.ra_count!r}")
         if self.maze_mode not in ("strict", "official"):
             raise ConfigError(f"rise: maze_mode must be 'strict' or 'official', got {self.maze_mode!r}")
+        self.sym_jpeg = _bool(options.get("sym_jpeg", True))
         self.n_boot = int(options.get("n_boot") or 1000)
         self.ci_seed = int(options.get("ci_seed") or 0)
 
@@ -102,7 +105,7 @@ class RiseProtocol(Protocol):
     def scorers(self) -> list[Scorer]:
         return [
             RiseReasoningJudge(ra_mode=self.ra_mode, ra_count=self.ra_count),  # type: ignore[arg-type]
-            RisePuzzleVerifier(maze_mode=self.maze_mode),
+            RisePuzzleVerifier(maze_mode=self.maze_mode, sym_jpeg=self.sym_jpeg),
             RiseTemporalConsistency(),
             RisePhysicalRationality(),
             RiseVisualQuality(),
@@ -122,7 +125,7 @@ class RiseProtocol(Protocol):
         summary: dict[str, Any] = {
             "protocol": "rise",
             "options": {"ra_mode": self.ra_mode, "ra_count": self.ra_count, "maze_mode": self.maze_mode,
-                        "n_boot": self.n_boot, "ci_seed": self.ci_seed},
+                        "sym_jpeg": self.sym_jpeg, "n_boot": self.n_boot, "ci_seed": self.ci_seed},
             "units": len(units),
             "models": {r["model"]: {k: r[k] for k in ("RA", "TC", "PR", "VQ", "W.Score", "Accuracy",
                                                       "acc_excluded", "n_unscored_units", "n_samples")}

@@ -286,10 +286,11 @@ class RisePuzzleVerifier(Scorer):
     kind: ClassVar[Literal["cpu", "io"]] = "cpu"
     metrics = ("ra",)
 
-    def __init__(self, maze_mode: str = "official"):
+    def __init__(self, maze_mode: str = "official", sym_jpeg: bool = True):
         if maze_mode not in ("strict", "official"):
             raise ValueError(f"maze_mode must be 'strict' or 'official', got {maze_mode!r}")
         self.maze_mode = maze_mode
+        self.sym_jpeg = bool(sym_jpeg)
 
     def applies(self, sample: Sample) -> bool:
         return sample.metadata.get("extra_frame") in ("maze", "sym")
@@ -311,7 +312,8 @@ class RisePuzzleVerifier(Scorer):
             else:
                 sf = sample_frames(video.path, "last")
                 gt_path = sample.resolve(sample.reference_image) or ""
-                res = verify_symmetry(sf.frames[-1], read_image_rgb(gt_path), sample.metadata.get("color_name", ""))
+                res = verify_symmetry(sf.frames[-1], read_image_rgb(gt_path), sample.metadata.get("color_name", ""),
+                                      jpeg=self.sym_jpeg)
                 ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, details=res.details())
         except VideoError as exc:
             return self.fail(sample, video, f"video unusable: {exc}")

@@ -2,6 +2,8 @@
 
 Same rules and constants as the released verifier (official-code.md §1.4):
 
+* the last frame first goes through a JPEG file at quality 95 (the released pipeline saves it
+  with ``cv2.imwrite`` and reads it back; ``jpeg=False`` skips this, e.g. for lossless input);
 * the last frame is cropped of black borders (grey > 10), then both it and the GT image are
   resized to 800×500 (``INTER_AREA``) and split into a 10×16 grid (160 cells);
 * a GT cell is coloured when the HSV of its mean colour falls in ``COLOR_RANGES[color_name]``;
@@ -45,6 +47,7 @@ class SymmetryResult:
     gt_cells: np.ndarray = field(repr=False)
     pred_cells: np.ndarray = field(repr=False)
     color_name: str = ""
+    jpeg: bool = True
     debug: np.ndarray | None = field(default=None, repr=False)
     """BGR image: the resized last frame with missing (red) and extra (blue) cells marked."""
 
@@ -58,6 +61,7 @@ class SymmetryResult:
             "gt_colored": int(self.gt_cells.sum()),
             "pred_colored": int(self.pred_cells.sum()),
             "color_name": self.color_name,
+            "jpeg_round_trip": self.jpeg,
             "cell_correct": (self.gt_cells == self.pred_cells).astype(int).tolist(),
         }
 
@@ -131,15 +135,29 @@ def score_from_accuracy(acc: float) -> float:
     return 1.0
 
 
-def verify_symmetry(last_rgb: np.ndarray, gt_rgb: np.ndarray, color_name: str) -> SymmetryResult:
-    """Score a last frame (RGB) against the GT image (RGB) for the task's colour."""
+def jpeg_round_trip_rgb(image_rgb: np.ndarray, quality: int = 95) -> np.ndarray:
+    """An RGB image as it reads back from a JPEG written by OpenCV at ``quality`` (its default, 95)."""
+    import cv2
+
+    from vreason.verify.rise_maze import jpeg_round_trip
+
+    bgr = cv2.cvtColor(np.ascontiguousarray(image_rgb[..., :3]), cv2.COLOR_RGB2BGR)
+    return cv2.cvtColor(jpeg_round_trip(bgr, quality), cv2.COLOR_BGR2RGB)
+
+
+def verify_symmetry(last_rgb: np.ndarray, gt_rgb: np.ndarray, color_name: str, *, jpeg: bool = True) -> SymmetryResult:
+    """Score a last frame (RGB) against the GT image (RGB) for the task's colour.
+
+    ``jpeg`` (default True, the released behaviour): pass the last frame through a JPEG round
+    trip at quality 95 first, which moves cells whose mean sits at the white threshold.
+    """
     import cv2
 
     color = color_name.lower().strip()
     if color not in COLOR_RANGES:
         raise ValueError(f"unknown symmetry colour {color_name!r} (known: {', '.join(COLOR_RANGES)})")
     gt = gt_grid(gt_rgb, color)
-    pred, img = pred_grid(last_rgb)
+    pred, img = pred_grid(jpeg_round_trip_rgb(last_rgb) if jpeg else last_rgb)
     fn = int(np.count_nonzero(gt & ~pred))
     fp = int(np.count_nonzero(~gt & pred))
     acc = 1.0 - (fn + fp) / gt.size
@@ -154,7 +172,7 @@ def verify_symmetry(last_rgb: np.ndarray, gt_rgb: np.ndarray, color_name: str) -
                 cv2.rectangle(debug, p0, p1, (0, 0, 255), 3)  # missing: red
             elif pred[r, c] and not gt[r, c]:
                 cv2.rectangle(debug, p0, p1, (255, 0, 0), 3)  # extra: blue
-    return SymmetryResult(score_from_accuracy(acc), acc, fn, fp, gt, pred, color, debug)
+    return SymmetryResult(score_from_accuracy(acc), acc, fn, fp, gt, pred, color, jpeg, debug)
 
 
 def read_image_rgb(path: str) -> np.ndarray:
