@@ -78,3 +78,24 @@ def test_names_round_trip_and_presets_parse():
 def test_bad_specs(bad):
     with pytest.raises(ConfigError):
         FramePolicy.parse(bad)
+
+
+def test_unknown_kind_lists_the_kinds_and_presets():
+    from vreason.frames.policy import KINDS
+
+    with pytest.raises(ConfigError) as exc:
+        policy("unifrom:8")
+    msg = str(exc.value)
+    assert "unknown kind 'unifrom'" in msg
+    for kind in KINDS:
+        assert kind in msg
+    assert "rise.tc" in msg  # presets are named too
+    assert set(KINDS) == {"uniform", "fps", "every", "last", "first", "last_fraction", "all", "indices"}
+
+
+@pytest.mark.parametrize("spec,need", [("last", 1), ("first", 1), ("uniform:1", 1), ("indices:4", 1),
+                                       ("uniform:16", 2), ("fps:2", 2), ("every:10", 2), ("all", 2),
+                                       ("last_fraction:3/0.4", 2), ("indices:0,5", 2), ("rise.vq", 3),
+                                       ("uniform:8+drop_first", 2), ("last+drop_ends", 3)])
+def test_min_frames(spec, need):
+    assert policy(spec).min_frames == need

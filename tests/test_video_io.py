@@ -2,7 +2,14 @@ import numpy as np
 import pytest
 
 from conftest import gradient_frames
-from vreason.errors import VideoEmptyError, VideoError, VideoMissingError, VideoNoFramesError, VideoUnreadableError
+from vreason.errors import (
+    VideoEmptyError,
+    VideoError,
+    VideoMissingError,
+    VideoNoFramesError,
+    VideoTooShortError,
+    VideoUnreadableError,
+)
 from vreason.frames import probe, read_all, read_frames, sample_frames, write_video
 from vreason.frames.video import available_encoder, choose_method
 
@@ -123,7 +130,10 @@ def test_one_frame_video_and_past_end(tmp_path):
     path = str(tmp_path / "one.mp4")
     write_video(path, gradient_frames(1), fps=8)
     assert probe(path).n_frames == 1
-    got = sample_frames(path, "uniform:16")
+    # a policy that looks at several frames cannot use a still image: an error, never a score
+    with pytest.raises(VideoTooShortError, match="1 frame; frame policy uniform:16 needs at least 2"):
+        sample_frames(path, "uniform:16")
+    got = sample_frames(path, "last")  # a single-frame policy can
     assert got.indices == [0] and len(got.frames) == 1
     with pytest.raises(VideoError, match="could not be decoded"):
         read_frames(path, [0, 5], method="sequential")

@@ -33,6 +33,10 @@ class VideoNoFramesError(VideoError):
     """The video stream decodes to zero frames."""
 
 
+class VideoTooShortError(VideoError):
+    """The video decodes but has fewer frames than the protocol's frame policy needs."""
+
+
 class RecordError(VReasonError):
     """A benchmark record is malformed. ``where`` names the file and record."""
 

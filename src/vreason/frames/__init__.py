@@ -6,14 +6,25 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vreason.errors import VideoTooShortError
 from vreason.frames.policy import PRESETS, FramePolicy, policy
-from vreason.frames.video import VideoInfo, probe, read_all, read_frames, resize_max_side, write_video
+from vreason.frames.video import (
+    VideoInfo,
+    check_complete,
+    decode_check,
+    probe,
+    read_all,
+    read_frames,
+    resize_max_side,
+    write_video,
+)
 
 __all__ = [
     "PRESETS",
     "FramePolicy",
     "SampledFrames",
     "check_complete",
+    "decode_check",
     "VideoInfo",
     "policy",
     "probe",
@@ -33,20 +44,21 @@ class SampledFrames:
     info: VideoInfo
 
 
-def check_complete(info: VideoInfo) -> None:
-    """Raise for a cut-off file (far fewer frames than its header's duration implies)."""
-    if info.truncated:
-        from vreason.errors import VideoUnreadableError
-
-        raise VideoUnreadableError(info.path, f"truncated: {info.n_frames} frames, the header's duration "
-                                              f"implies ~{info.expected_frames}")
-
-
 def sample_frames(path: str, spec: str | FramePolicy, info: VideoInfo | None = None) -> SampledFrames:
-    """Probe ``path``, pick indices by the policy, decode them (resized by the policy)."""
+    """Probe ``path``, pick indices by the policy, decode them (resized by the policy).
+
+    The whole stream is decoded once (only the chosen frames are converted), so a video
+    damaged anywhere is an error rather than a sample of its intact part. Raises
+    :class:`VideoTooShortError` when the video has fewer frames than the policy needs
+    (:attr:`FramePolicy.min_frames`), and another :class:`~vreason.errors.VideoError` for a
+    damaged or truncated file.
+    """
     pol = policy(spec)
     info = info or probe(path, exact=True)
     check_complete(info)
+    if info.n_frames < pol.min_frames:
+        raise VideoTooShortError(path, f"{info.n_frames} frame{'s' if info.n_frames != 1 else ''}; frame policy "
+                                       f"{pol.name} needs at least {pol.min_frames}")
     idx = pol.indices(info.n_frames, info.fps)
-    frames = read_frames(path, idx, max_side=pol.max_side, info=info)
+    frames = read_frames(path, idx, max_side=pol.max_side, info=info, whole=True)
     return SampledFrames(frames=frames, indices=idx, policy=pol.name, info=info)

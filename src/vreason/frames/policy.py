@@ -26,7 +26,7 @@ The canonical spec (:attr:`FramePolicy.name`) is recorded with every score.
 from __future__ import annotations
 
 import math
-from typing import Literal
+from typing import Literal, get_args
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict
 from vreason.errors import ConfigError
 
 Kind = Literal["uniform", "fps", "every", "last", "first", "last_fraction", "all", "indices"]
+KINDS: tuple[str, ...] = get_args(Kind)
 _FLAGS = ("linspace", "qwen", "drop_first", "drop_last", "drop_ends", "round", "dedupe", "nocap", "reverse")
 
 
@@ -124,7 +125,8 @@ class FramePolicy(BaseModel):
                 if arg:
                     raise ValueError(f"{kind} takes no argument")
             else:
-                raise ValueError(f"unknown kind {kind!r}")
+                raise ValueError(f"unknown kind {kind!r} (known kinds: {', '.join(KINDS)}; presets: "
+                                 f"{', '.join(PRESETS)})")
             for opt in opts:
                 key, eq, val = opt.partition("=")
                 if eq:
@@ -159,6 +161,21 @@ class FramePolicy(BaseModel):
         )
         if bad:
             raise ConfigError(f"bad frame policy {self.name!r}: argument out of range")
+
+    @property
+    def min_frames(self) -> int:
+        """Frames a video needs for this policy to be meaningful.
+
+        A policy that looks at more than one frame (motion, consistency, progress) needs at
+        least 2 — a 1-frame "video" is a still image; each ``drop_*`` option needs one frame
+        more, so something is left after dropping. Single-frame kinds need 1.
+        """
+        multi = (
+            self.kind in ("fps", "every", "all")
+            or (self.kind in ("uniform", "last_fraction") and (self.n or 0) >= 2)
+            or (self.kind == "indices" and len(set(self.explicit)) >= 2)
+        )
+        return max(2 if multi else 1, 1 + int(self.drop_first) + int(self.drop_last))
 
     # ---------------------------------------------------------------- selection
     def _space(self, start: int, stop: int, count: int) -> list[int]:

@@ -1,18 +1,25 @@
-"""Video I/O on PyAV: probe, decode chosen frames, write mp4/webm.
+"""Video I/O on PyAV: probe, decode chosen frames (writing lives in :mod:`vreason.frames.write`).
 
 Frame ``i`` means the i-th frame in presentation order, counted from 0 (as OpenCV and
 decord count). Decoding picks between one sequential pass and per-frame seeking by an
 estimated cost computed from the packet index (keyframe positions), which demuxing gives
 without decoding anything.
+
+A damaged file is an error, never a shorter video: a demuxer or decoder error, a frame the
+decoder marks corrupt, or a stream that ends before the frames its container declares all
+raise :class:`~vreason.errors.VideoUnreadableError` naming the file and what was found.
+Frames are reduced to ``max_side`` while converting from the decoder's format, so a full-size
+RGB copy of a large frame is never made.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -23,6 +30,12 @@ from vreason.errors import (
     VideoNoFramesError,
     VideoUnreadableError,
 )
+from vreason.frames.write import available_encoder, write_video
+
+__all__ = [
+    "VideoInfo", "available_encoder", "check_complete", "choose_method", "decode_check", "probe", "read_all",
+    "read_frames", "resize_max_side", "write_video",
+]
 
 
 @dataclass
@@ -40,11 +53,43 @@ class VideoInfo:
     """Frame indices of keyframes (only filled by a packet scan)."""
     expected_frames: int | None = None
     """Frames the container's header duration implies (duration × fps), when it states one."""
+    declared_frames: int | None = None
+    """Frames the container's index declares (e.g. an mp4's sample table), when it has one."""
+    covered_seconds: float | None = None
+    """Time the counted packets cover (first timestamp to the end of the last; only from a packet scan)."""
 
     @property
     def truncated(self) -> bool:
-        """The counted frames fall well short of the header's duration: a cut-off file."""
-        return bool(self.frames_exact and self.expected_frames and self.n_frames < 0.9 * self.expected_frames - 1)
+        """A cut-off file: the counted packets fall short of the frames the container declares,
+        or (without a declared count) well short of what the header's duration implies."""
+        if not self.frames_exact:
+            return False
+        if self.declared_frames:
+            return self.n_frames < self.declared_frames
+        if self.covered_seconds is None or not self.expected_frames:
+            return False
+        return _short_of_duration(self.covered_seconds, self.n_frames, self.expected_frames / self.fps)
+
+    def truncation_reason(self) -> str:
+        if self.declared_frames:
+            return f"truncated: {self.n_frames} frames, the container declares {self.declared_frames}"
+        return (f"truncated: {self.n_frames} frames covering {self.covered_seconds or 0:.2f} s, the header's "
+                f"duration is {self.expected_frames / self.fps:.2f} s (~{self.expected_frames} frames)")
+
+
+def _short_of_duration(covered: float, n: int, duration: float) -> bool:
+    """The frames' timestamps end well before the header's duration (a cut-off file).
+
+    Time, not a count, is compared: a variable-frame-rate stream has fewer frames than its
+    nominal rate × duration. Slack: 10 % and two mean frame intervals (header durations are
+    rounded, the last frame's own duration is often unknown)."""
+    return covered < 0.9 * duration - 2 * covered / max(n, 1)
+
+
+def check_complete(info: VideoInfo) -> None:
+    """Raise for a cut-off file (fewer frames than its container declares or its duration implies)."""
+    if info.truncated:
+        raise VideoUnreadableError(info.path, info.truncation_reason())
 
 
 def _check_file(path: str) -> None:
@@ -73,6 +118,14 @@ def _open(path: str):
     return container
 
 
+def _header_duration(container, stream) -> float:
+    if stream.duration is not None and stream.time_base:
+        return float(stream.duration * stream.time_base)
+    if container.duration:
+        return container.duration / 1_000_000
+    return 0.0
+
+
 def _stream_fps(stream) -> float:
     for rate in (stream.average_rate, stream.guessed_rate, stream.base_rate):
         if rate:
@@ -82,16 +135,23 @@ def _stream_fps(stream) -> float:
     return 0.0
 
 
-def _scan_packets(container, stream) -> tuple[int, list[int]]:
-    """Count frames and locate keyframes by demuxing (no decoding)."""
+def _scan_packets(container, stream) -> tuple[int, list[int], float]:
+    """Count frames, locate keyframes and measure the time the packets cover, by demuxing (no decoding)."""
     pts_key: list[tuple[int, bool]] = []
+    end = None
     for pkt in container.demux(stream):
         if pkt.size == 0 or pkt.pts is None and pkt.dts is None:
             continue
-        pts_key.append((pkt.pts if pkt.pts is not None else pkt.dts, bool(pkt.is_keyframe)))
+        ts = pkt.pts if pkt.pts is not None else pkt.dts
+        pts_key.append((ts, bool(pkt.is_keyframe)))
+        stop = ts + (pkt.duration or 0)
+        end = stop if end is None else max(end, stop)
     pts_key.sort(key=lambda t: t[0])
     keyframes = [i for i, (_, k) in enumerate(pts_key) if k]
-    return len(pts_key), keyframes
+    span = 0.0
+    if pts_key and stream.time_base:
+        span = float((end - pts_key[0][0]) * stream.time_base)
+    return len(pts_key), keyframes, span
 
 
 def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
@@ -107,19 +167,15 @@ def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
         stream = container.streams.video[0]
         fps = _stream_fps(stream)
         width, height = int(stream.codec_context.width or 0), int(stream.codec_context.height or 0)
-        if stream.duration is not None and stream.time_base:
-            duration = float(stream.duration * stream.time_base)
-        elif container.duration:
-            duration = container.duration / 1_000_000
-        else:
-            duration = 0.0
-        header_duration = duration
-        n = int(stream.frames or 0)
+        duration = header_duration = _header_duration(container, stream)
+        declared = int(stream.frames or 0)
+        n = declared
         exact_count = n > 0
         keyframes: list[int] = []
+        span = None
         if n <= 0 or exact:
             try:
-                n, keyframes = _scan_packets(container, stream)
+                n, keyframes, span = _scan_packets(container, stream)
                 exact_count = True
             except Exception as exc:
                 raise VideoUnreadableError(path, f"cannot read packets: {type(exc).__name__}: {exc}") from exc
@@ -140,22 +196,98 @@ def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
             frames_exact=exact_count,
             keyframes=keyframes,
             expected_frames=int(round(header_duration * fps)) if header_duration > 0 and fps > 0 else None,
+            declared_frames=declared or None,
+            covered_seconds=span,
         )
     finally:
         container.close()
 
 
+def _target_size(w: int, h: int, max_side: int | None) -> tuple[int, int]:
+    if not max_side or max(w, h) <= max_side:
+        return w, h
+    scale = max_side / max(h, w)
+    return max(1, round(w * scale)), max(1, round(h * scale))
+
+
 def resize_max_side(img: np.ndarray, max_side: int | None) -> np.ndarray:
     """Shrink so the longest side is at most ``max_side`` (never enlarges); INTER_AREA."""
-    if not max_side:
-        return img
     h, w = img.shape[:2]
-    scale = max_side / max(h, w)
-    if scale >= 1:
+    tw, th = _target_size(w, h, max_side)
+    if (tw, th) == (w, h):
         return img
     import cv2
 
-    return cv2.resize(img, (max(1, round(w * scale)), max(1, round(h * scale))), interpolation=cv2.INTER_AREA)
+    return cv2.resize(img, (tw, th), interpolation=cv2.INTER_AREA)
+
+
+def frame_rgb(frame: Any, max_side: int | None = None) -> np.ndarray:
+    """A decoded frame as RGB uint8, reduced to ``max_side`` in the same conversion (area
+    averaging): the decoder's frame is read once and no full-size RGB copy is made."""
+    from av.video.reformatter import Interpolation
+
+    tw, th = _target_size(frame.width, frame.height, max_side)
+    if (tw, th) == (frame.width, frame.height):
+        return frame.to_ndarray(format="rgb24")
+    return frame.reformat(width=tw, height=th, format="rgb24", interpolation=Interpolation.AREA).to_ndarray()
+
+
+def _decoded(path: str, container: Any, stream: Any) -> Iterator[Any]:
+    """Every frame of ``stream`` in presentation order, checked.
+
+    Raises :class:`VideoUnreadableError` for a demuxer/decoder error, for a frame the decoder
+    marks corrupt (concealed errors), and — once the stream has ended — for fewer frames than
+    the container declares (packets the demuxer flags as discarded by an edit list excepted)
+    or, without a declared count, far fewer than the header's duration implies.
+    """
+    n = discarded = 0
+    first = end = None
+    try:
+        for packet in container.demux(stream):
+            if packet.size and packet.is_discard:
+                discarded += 1
+            for frame in packet.decode():
+                if frame.is_corrupt:
+                    raise VideoUnreadableError(path, f"damaged: frame {n} decodes with errors (marked corrupt)")
+                n += 1
+                if frame.pts is not None:
+                    first = frame.pts if first is None else min(first, frame.pts)
+                    end = max(end or frame.pts, frame.pts + (frame.duration or 0))
+                yield frame
+    except VideoError:
+        raise
+    except Exception as exc:  # av raises many classes (InvalidDataError, EOFError, …)
+        raise VideoUnreadableError(path, f"damaged: decoding failed after {n} frames: "
+                                         f"{type(exc).__name__}: {exc}") from exc
+    declared = int(stream.frames or 0)
+    if declared:
+        if n < declared - discarded:
+            raise VideoUnreadableError(path, f"truncated or damaged: decoded {n} frames, the container declares "
+                                             f"{declared - discarded}")
+        return
+    duration = _header_duration(container, stream)
+    if duration > 0 and first is not None and stream.time_base:
+        covered = float((end - first) * stream.time_base)
+        if _short_of_duration(covered, n, duration):
+            raise VideoUnreadableError(path, f"truncated: decoded {n} frames covering {covered:.2f} s, the "
+                                             f"header's duration is {duration:.2f} s")
+
+
+def decode_check(path: str | os.PathLike) -> int:
+    """Decode every frame without converting it (a full integrity check); returns the count.
+
+    Raises a :class:`VideoError` subclass for a missing/unreadable/damaged/truncated file or
+    one with 0 frames.
+    """
+    path = str(path)
+    container = _open(path)
+    try:
+        n = sum(1 for _ in _decoded(path, container, container.streams.video[0]))
+    finally:
+        container.close()
+    if not n:
+        raise VideoNoFramesError(path, "decoded 0 frames")
+    return n
 
 
 def _seek_cost(indices: Sequence[int], keyframes: list[int]) -> int:
@@ -179,22 +311,17 @@ def choose_method(indices: Sequence[int], info: VideoInfo) -> str:
     return "seek" if _seek_cost(sorted(set(indices)), info.keyframes) < sequential_cost * 0.8 else "sequential"
 
 
-def _decode_sequential(path: str, wanted: set[int], max_side: int | None) -> dict[int, np.ndarray]:
+def _decode_sequential(path: str, wanted: set[int], max_side: int | None, to_end: bool = False,
+                       ) -> dict[int, np.ndarray]:
     out: dict[int, np.ndarray] = {}
     last = max(wanted)
     container = _open(path)
     try:
-        stream = container.streams.video[0]
-        for i, frame in enumerate(container.decode(stream)):
+        for i, frame in enumerate(_decoded(path, container, container.streams.video[0])):
             if i in wanted:
-                out[i] = resize_max_side(frame.to_ndarray(format="rgb24"), max_side)
-            if i >= last:
+                out[i] = frame_rgb(frame, max_side)
+            if i >= last and not to_end:
                 break
-    except VideoError:
-        raise
-    except Exception as exc:
-        if not out:
-            raise VideoUnreadableError(path, f"decode failed: {type(exc).__name__}: {exc}") from exc
     finally:
         container.close()
     return out
@@ -214,9 +341,13 @@ def _decode_seek(path: str, wanted: Sequence[int], fps: float, max_side: int | N
             for frame in container.decode(stream):
                 if frame.pts is None:
                     continue
+                if frame.is_corrupt:
+                    raise VideoUnreadableError(path, f"damaged: frame near {idx} decodes with errors (marked corrupt)")
                 if frame.pts >= target - 0.5 / float(rate) / float(tb):
-                    out[idx] = resize_max_side(frame.to_ndarray(format="rgb24"), max_side)
+                    out[idx] = frame_rgb(frame, max_side)
                     break
+    except VideoError:
+        raise
     except Exception as exc:
         raise VideoUnreadableError(path, f"seek/decode failed: {type(exc).__name__}: {exc}") from exc
     finally:
@@ -231,11 +362,14 @@ def read_frames(
     max_side: int | None = None,
     method: str = "auto",
     info: VideoInfo | None = None,
+    whole: bool = False,
 ) -> list[np.ndarray]:
     """Decode frames at ``indices`` (RGB uint8, H×W×3), returned in the order asked.
 
     Repeated indices are decoded once. ``method`` is ``auto`` (by estimated cost),
     ``sequential`` or ``seek``. Indices past the end raise :class:`VideoError`.
+    ``whole`` decodes the whole stream in one pass (converting only the frames asked), so
+    damage anywhere in the file is found, not only near the chosen frames.
     """
     path = str(path)
     idx = [int(i) for i in indices]
@@ -243,15 +377,19 @@ def read_frames(
         return []
     if min(idx) < 0:
         raise ValueError(f"{path}: negative frame index in {idx}")
+    if whole:
+        method = "sequential"
     if method == "auto":
         info = info if info is not None and info.keyframes else probe(path, exact=True)
         method = choose_method(idx, info)
+    if info is not None:
+        check_complete(info)
     if method == "seek":
         if info is None:
             info = probe(path)
         got = _decode_seek(path, idx, info.fps, max_side)
     elif method == "sequential":
-        got = _decode_sequential(path, set(idx), max_side)
+        got = _decode_sequential(path, set(idx), max_side, to_end=whole)
     else:
         raise ValueError(f"unknown decode method {method!r}")
     missing = sorted(set(idx) - set(got))
@@ -263,105 +401,21 @@ def read_frames(
 
 
 def read_all(path: str | os.PathLike, *, max_side: int | None = None, limit: int | None = None) -> list[np.ndarray]:
-    """Decode every frame (or the first ``limit``); raises on 0 frames."""
+    """Decode every frame (or the first ``limit``), each reduced to ``max_side`` while converting.
+
+    Raises on 0 frames and on a damaged or truncated file (see the module docstring), also when
+    some frames decoded before the damage: a damaged video is never returned as a shorter one.
+    """
     path = str(path)
     frames: list[np.ndarray] = []
     container = _open(path)
     try:
-        for frame in container.decode(container.streams.video[0]):
-            frames.append(resize_max_side(frame.to_ndarray(format="rgb24"), max_side))
+        for frame in _decoded(path, container, container.streams.video[0]):
+            frames.append(frame_rgb(frame, max_side))
             if limit and len(frames) >= limit:
                 break
-    except Exception as exc:
-        if not frames:
-            raise VideoUnreadableError(path, f"decode failed: {type(exc).__name__}: {exc}") from exc
     finally:
         container.close()
     if not frames:
         raise VideoNoFramesError(path, "decoded 0 frames")
     return frames
-
-
-def _even(img: np.ndarray) -> np.ndarray:
-    h, w = img.shape[:2]
-    ph, pw = h % 2, w % 2
-    if ph or pw:
-        img = np.pad(img, ((0, ph), (0, pw), (0, 0)), mode="edge")
-    return img
-
-
-def available_encoder(preferred: Sequence[str]) -> str:
-    import av
-
-    for name in preferred:
-        try:
-            av.codec.Codec(name, "w")
-            return name
-        except Exception:
-            continue
-    raise VideoError("<encoder>", f"none of the encoders {list(preferred)} is available in this PyAV build")
-
-
-def write_video(
-    path: str | os.PathLike,
-    frames: Iterable[np.ndarray],
-    fps: float = 16,
-    *,
-    codec: str | None = None,
-    crf: int | None = None,
-    bitrate: int | None = None,
-    gop: int | None = None,
-    preset: str = "veryfast",
-) -> str:
-    """Write RGB uint8 frames to ``path``; returns the codec used.
-
-    ``.mp4``: H.264 (libx264) where available, else mpeg4. ``.webm``: VP9. Odd sizes are
-    padded by one pixel (yuv420p needs even sizes). ``crf`` / ``bitrate`` control quality.
-    """
-    import av
-
-    path = str(path)
-    ext = os.path.splitext(path)[1].lower()
-    if codec is None:
-        codec = available_encoder(["libvpx-vp9", "libvpx"] if ext == ".webm" else ["libx264", "h264", "mpeg4"])
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    tmp = path + ".part" + ext
-    n = 0
-    rate = Fraction(fps).limit_denominator(1001)
-    with av.open(tmp, "w") as container:
-        stream = None
-        for img in frames:
-            img = np.ascontiguousarray(_even(np.asarray(img, dtype=np.uint8)[..., :3]))
-            if stream is None:
-                stream = container.add_stream(codec, rate=rate)
-                stream.width, stream.height = img.shape[1], img.shape[0]
-                stream.pix_fmt = "yuv420p"
-                opts: dict[str, str] = {}
-                if codec in ("libx264", "h264"):
-                    opts = {"crf": str(crf if crf is not None else 18), "preset": preset}
-                elif codec.startswith("libvpx"):
-                    opts = {"crf": str(crf if crf is not None else 30), "b": "0", "deadline": "realtime",
-                            "cpu-used": "8"}
-                if bitrate:
-                    stream.bit_rate = int(bitrate)
-                    opts.pop("crf", None)
-                    opts.pop("b", None)
-                elif codec == "mpeg4":
-                    stream.bit_rate = 4_000_000
-                if gop:
-                    stream.codec_context.gop_size = int(gop)
-                threads = os.environ.get("VREASON_CODEC_THREADS")
-                if threads:  # e.g. 1 in worker processes that already fill every core
-                    stream.codec_context.thread_count = int(threads)
-                    if codec in ("libx264", "h264"):
-                        opts["threads"] = threads
-                stream.options = opts
-            for pkt in stream.encode(av.VideoFrame.from_ndarray(img, format="rgb24")):
-                container.mux(pkt)
-            n += 1
-        if stream is None:
-            raise VideoError(path, "no frames to write")
-        for pkt in stream.encode():
-            container.mux(pkt)
-    os.replace(tmp, path)
-    return codec
