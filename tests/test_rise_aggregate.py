@@ -98,14 +98,14 @@ def test_tables_layout():
     assert list(t1["Model"]) == ["m1", "m2"]
     assert list(t1.columns[:7]) == ["Model", "RA", "TC", "PR", "VQ", "W.Score", "Accuracy"]
     m1 = t1.set_index("Model").loc["m1"]
-    assert m1["RA"].startswith("75.0 [") and m1["Accuracy"].startswith("40.0 [")
+    assert m1["RA"].startswith("75.00 [") and m1["Accuracy"].startswith("40.00 [")
     assert m1["Unscored/error"] == "RA 2" and m1["Acc. excluded"] == 1
     m2 = t1n.set_index("model").loc["m2"]  # a single sample: degenerate interval
     assert m2["W.Score"] == m2["W.Score_lo"] == m2["W.Score_hi"] == pytest.approx(100.0)
     t2, t2n = table2(u, n_boot=100)
     assert list(t2.columns[1:5]) == ["Commonsense WS", "Commonsense Acc.", "Subject WS", "Subject Acc."]
     r = t2.set_index("Model").loc["m1"]
-    assert r["Logical WS"].startswith("80.0 [") and r["Temporal WS"] == "–" and r["Subject WS"] == "–"
+    assert r["Logical WS"].startswith("80.00 [") and r["Temporal WS"] == "–" and r["Subject WS"] == "–"
     assert set(t2n["category"]) == {"commonsense", "logical", "temporal"}
 
 

@@ -85,7 +85,7 @@ def test_ra_valid(tmp_path, video):
 
 def test_ra_wrong_count_is_reasked_then_unscored(tmp_path, video):
     with LoopbackServer([answers(True), answers(True, True, True)]) as srv:
-        [s] = run(RiseReasoningJudge(), sample(), video, tmp_path, default=client(srv))
+        [s] = run(RiseReasoningJudge(ra_count="asked"), sample(), video, tmp_path, default=client(srv))
         assert srv.count == 2
     assert s.status.value == "unscored" and s.value is None and s.normalized is None
     assert "3 answers for 2 questions" in s.reason
@@ -94,7 +94,7 @@ def test_ra_wrong_count_is_reasked_then_unscored(tmp_path, video):
 
 def test_ra_wrong_count_then_valid(tmp_path, video):
     with LoopbackServer([answers(True), answers(True, True)]) as srv:
-        [s] = run(RiseReasoningJudge(), sample(), video, tmp_path, default=client(srv))
+        [s] = run(RiseReasoningJudge(ra_count="asked"), sample(), video, tmp_path, default=client(srv))
     assert s.status.value == "ok" and s.value == 1.0 and s.passed
 
 
@@ -109,7 +109,7 @@ def test_ra_count_returned_option(tmp_path, video):
                                    '{"question": "Question 1?", "answer": "Yes"}]', '{"answer": "Yes"}'])
 def test_ra_malformed_is_unscored_with_raw(tmp_path, video, reply):
     with LoopbackServer([reply, reply]) as srv:
-        [s] = run(RiseReasoningJudge(), sample(), video, tmp_path, default=client(srv))
+        [s] = run(RiseReasoningJudge(ra_yes="strict"), sample(), video, tmp_path, default=client(srv))
     assert s.status.value == "unscored" and s.value is None and s.evidence.judge.raw_reply == reply
     assert s.reason
 

@@ -6,6 +6,7 @@ guesses: an out-of-range score, an ambiguous Yes/No or a list of the wrong lengt
 (which the client turns into a re-ask and finally an ``unscored`` score), never a 0.
 
 * :func:`json_object` / :func:`json_list` — strict JSON (whole reply, fences tolerated);
+* :func:`find_last_list` — the last JSON list in a reply with prose, fences or ``<think>`` blocks;
 * :func:`last_json_object` — the last valid JSON object in fenced blocks or prose;
 * :func:`answer_labels` — ``<answer>[...]</answer>`` holding a JSON list of labels, length checked;
 * :func:`yes_no` — a Yes/No verdict, refusing replies that contain both;
@@ -98,6 +99,56 @@ def _objects_in(text: str) -> list[dict[str, Any]]:
             found.append(obj)
         i = text.find("{", end)
     return found
+
+
+_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+
+
+def strip_think(text: str) -> str:
+    """The reply without its ``<think>…</think>`` blocks (an unclosed ``<think>`` drops the rest)."""
+    out = _THINK.sub("", text)
+    i = out.lower().find("<think>")
+    return out[:i] if i != -1 else out
+
+
+def _lists_in(text: str) -> list[list[Any]]:
+    """Every top-level JSON list that decodes somewhere in ``text``, in order."""
+    dec = json.JSONDecoder()
+    found: list[list[Any]] = []
+    i = text.find("[")
+    while i != -1:
+        try:
+            val, end = dec.raw_decode(text, i)
+        except json.JSONDecodeError:
+            i = text.find("[", i + 1)
+            continue
+        if isinstance(val, list):
+            found.append(val)
+        i = text.find("[", end)
+    return found
+
+
+def find_last_list(text: str, accept: Callable[[list[Any]], bool] | None = None) -> list[Any]:
+    """The JSON list a reply carries: the whole reply (or its one fenced block) if it is a list,
+    else the last acceptable list in fenced blocks, else in the prose. ``<think>`` blocks are
+    ignored. ``accept`` filters candidates (e.g. lists of objects), so a ``[1]`` in prose is not
+    taken for the answer."""
+    ok = accept or (lambda v: True)
+    body = strip_think(_need_text(text))
+    try:
+        whole = json.loads(_strip_fence(body))
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, list) and ok(whole):
+        return whole
+    for m in reversed(list(_FENCE.finditer(body))):
+        cands = [v for v in _lists_in(m.group(2)) if ok(v)]
+        if cands:
+            return cands[-1]
+    cands = [v for v in _lists_in(body) if ok(v)]
+    if not cands:
+        raise ParseFailure("no JSON list in the reply")
+    return cands[-1]
 
 
 def find_last_object(text: str) -> dict[str, Any]:
@@ -290,11 +341,13 @@ __all__ = [
     "ParseFailure",
     "Parser",
     "answer_labels",
+    "find_last_list",
     "find_last_object",
     "json_list",
     "json_object",
     "last_json_object",
     "likert",
     "option_letter",
+    "strip_think",
     "yes_no",
 ]

@@ -8,6 +8,11 @@
   with a failed metric fails; one whose verdict hangs on an unscored/error metric is left out of
   the denominator and counted in ``acc_excluded``.
 * 95 % percentile bootstrap intervals, resampling samples (all seeds of a sample together).
+* Paper tables (``rounding="released"``, the default): as the released ``cal_score/relax.py``,
+  each metric's mean is rounded to two decimals first and W.Score is the weighted sum of those
+  rounded means, rounded to two decimals (it can differ by 0.01 from the full-precision value).
+  ``rounding="none"`` shows full-precision means. The ``*_numeric`` CSVs always keep full
+  precision and carry the released value beside it (``W.Score_released``, ``WS_released``).
 """
 
 from __future__ import annotations
@@ -154,16 +159,47 @@ def _fmt(t: tuple[float, float, float], digits: int) -> str:
     return format_ci(*t, digits=digits)
 
 
-def table1(units: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, digits: int = 1):
+ROUNDINGS = ("released", "none")
+
+
+def _round2(x: float) -> float:
+    return float("nan") if x is None or np.isnan(x) else round(float(x), 2)
+
+
+def released_scores(s: dict[str, Any], *, logical_group: bool) -> dict[str, float]:
+    """The released aggregation's numbers for a group: each metric mean rounded to 2 decimals,
+    then W.Score = the weighted sum of the rounded means, rounded to 2 decimals."""
+    out = {LABELS[m]: _round2(s[LABELS[m]][0]) for m in METRICS}
+    weights = LOGICAL_WEIGHTS if logical_group else WEIGHTS
+    vals = [w * out[LABELS[m]] for m, w in weights.items()]
+    out["W.Score"] = _round2(sum(vals)) if not any(np.isnan(v) for v in vals) else float("nan")
+    out["Accuracy"] = _round2(s["Accuracy"][0])
+    return out
+
+
+def _shown(s: dict[str, Any], col: str, released: dict[str, float] | None) -> tuple[float, float, float]:
+    est, lo, hi = s[col]
+    return (released[col], lo, hi) if released is not None else (est, lo, hi)
+
+
+def _check_rounding(rounding: str) -> None:
+    if rounding not in ROUNDINGS:
+        raise ValueError(f"rounding must be one of {ROUNDINGS}, got {rounding!r}")
+
+
+def table1(units: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, digits: int = 2, rounding: str = "released"):
     """Per model: RA, TC, PR, VQ, W.Score, Accuracy (display and numeric frames)."""
+    _check_rounding(rounding)
     disp, num = [], []
     for model, part in units.groupby("model", sort=True):
         s = summarize_group(part, logical_group=False, n_boot=n_boot, seed=seed)
+        rel = released_scores(s, logical_group=False)
         d: dict[str, Any] = {"Model": model}
         n: dict[str, Any] = {"model": model}
         for col in ("RA", "TC", "PR", "VQ", "W.Score", "Accuracy"):
-            d[col] = _fmt(s[col], digits)
+            d[col] = _fmt(_shown(s, col, rel if rounding == "released" else None), digits)
             n[col], n[f"{col}_lo"], n[f"{col}_hi"] = s[col]
+        n["W.Score_released"] = rel["W.Score"]
         unsc = {k: s[f"{k}_unscored"] + s[f"{k}_error"] for k in ("RA", "TC", "PR", "VQ")}
         d["Samples"] = s["n_samples"]
         d["Unscored/error"] = ", ".join(f"{k} {v}" for k, v in unsc.items() if v) or "0"
@@ -177,9 +213,10 @@ def table1(units: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, digits: in
     return pd.DataFrame(disp), pd.DataFrame(num)
 
 
-def table2(units: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, digits: int = 1,
-           categories: Sequence[str] = CATEGORY_ORDER):
+def table2(units: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, digits: int = 2,
+           categories: Sequence[str] = CATEGORY_ORDER, rounding: str = "released"):
     """Per model × category: W.Score and Accuracy (display: one row per model; numeric: long)."""
+    _check_rounding(rounding)
     disp, num = [], []
     for model, part in units.groupby("model", sort=True):
         d: dict[str, Any] = {"Model": model}
@@ -191,11 +228,14 @@ def table2(units: pd.DataFrame, *, n_boot: int = 1000, seed: int = 0, digits: in
                 d[f"{name} WS"] = d[f"{name} Acc."] = "–"
                 continue
             s = summarize_group(sub, logical_group=cat == "logical", n_boot=n_boot, seed=seed)
-            d[f"{name} WS"] = _fmt(s["W.Score"], digits)
-            d[f"{name} Acc."] = _fmt(s["Accuracy"], digits)
+            rel = released_scores(s, logical_group=cat == "logical")
+            shown = rel if rounding == "released" else None
+            d[f"{name} WS"] = _fmt(_shown(s, "W.Score", shown), digits)
+            d[f"{name} Acc."] = _fmt(_shown(s, "Accuracy", shown), digits)
             unscored += s["n_unscored_units"]
             num.append({"model": model, "category": cat, "name": name,
                         "WS": s["W.Score"][0], "WS_lo": s["W.Score"][1], "WS_hi": s["W.Score"][2],
+                        "WS_released": rel["W.Score"],
                         "Acc": s["Accuracy"][0], "Acc_lo": s["Accuracy"][1], "Acc_hi": s["Accuracy"][2],
                         "n_samples": s["n_samples"], "acc_n": s["acc_n"], "acc_excluded": s["acc_excluded"],
                         "n_unscored_units": s["n_unscored_units"]})
@@ -240,8 +280,10 @@ def sample_records(scores: pd.DataFrame, units: pd.DataFrame) -> list[dict[str, 
     return out
 
 
-def write_tables(out_dir: str, tables: dict[str, pd.DataFrame], records: list[dict[str, Any]]) -> dict[str, str]:
-    """Write each table as Markdown and CSV and the per-sample records as JSONL; returns the paths."""
+def write_tables(out_dir: str, tables: dict[str, pd.DataFrame], records: list[dict[str, Any]],
+                 header: str = "") -> dict[str, str]:
+    """Write each table as Markdown (``header`` lines first) and CSV and the per-sample records
+    as JSONL; returns the paths."""
     os.makedirs(out_dir, exist_ok=True)
     paths: dict[str, str] = {}
     for name, frame in tables.items():
@@ -251,6 +293,8 @@ def write_tables(out_dir: str, tables: dict[str, pd.DataFrame], records: list[di
         if not name.endswith("_numeric"):
             md = os.path.join(out_dir, f"{name}.md")
             with open(md, "w", encoding="utf-8") as fh:
+                if header:
+                    fh.write(header.rstrip("\n") + "\n\n")
                 fh.write(frame.to_markdown(index=False) if len(frame) else "(no rows)")
                 fh.write("\n")
             paths[f"{name}.md"] = md

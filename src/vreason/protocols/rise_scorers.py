@@ -148,39 +148,54 @@ class RiseVisualQuality(_RiseJudged):
                                   key="score", metric="vq", variables={})
 
 
-def yes_no_list_parser(n_questions: int, count: RaCount):
-    """Parse the RA reply: a JSON list of {question, answer, reason}; answers Yes/No.
+RaYes = Literal["contains", "strict"]
+RA_YES = ("contains", "strict")
 
-    ``count="asked"``: the list must hold exactly ``n_questions`` items (else ParseFailure, so the
-    client re-asks and finally reports ``unscored``). ``count="returned"``: any non-empty list
-    (the official code's behaviour); the score is then over the answers returned.
+
+def _is_answer_list(value: list[Any]) -> bool:
+    return bool(value) and all(isinstance(i, dict) for i in value)
+
+
+def yes_no_list_parser(n_questions: int, count: RaCount, yes: RaYes = "contains"):
+    """Parse the RA reply: a JSON list of {question, answer, reason}.
+
+    The list may stand alone, sit in a code fence, follow prose or follow a ``<think>`` block
+    (thinking judges such as Qwen3-VL answer that way). ``yes="contains"`` (default, released):
+    an answer is Yes when it contains "yes" (case-insensitive), anything else counts No.
+    ``yes="strict"``: its first word must be Yes or No, anything else fails the reply.
+    ``count="asked"``: the list must hold exactly ``n_questions`` items (else ParseFailure, so
+    the client re-asks and finally reports ``unscored``). ``count="returned"`` (released): any
+    non-empty list; the score is then over the answers returned.
     """
     from vreason.judge import parsers
 
-    base = parsers.json_list()
+    if yes not in RA_YES:
+        raise ValueError(f"yes must be one of {RA_YES}, got {yes!r}")
 
     def parse(text: str) -> list[dict[str, Any]]:
-        items = base(text)
-        if not items:
-            raise parsers.ParseFailure("empty answer list")
+        items = parsers.find_last_list(text, accept=_is_answer_list)
         out = []
         for i, item in enumerate(items):
-            if not isinstance(item, dict) or "answer" not in item:
+            if "answer" not in item:
                 raise parsers.ParseFailure(f"item {i} is not an object with an 'answer'")
-            ans = str(item["answer"]).strip().lower().strip("*\"'. ")
-            if ans.startswith("yes"):
-                yes = True
-            elif ans.startswith("no"):
-                yes = False
+            raw = str(item["answer"])
+            if yes == "contains":
+                is_yes = "yes" in raw.lower()
             else:
-                raise parsers.ParseFailure(f"item {i}: answer {item['answer']!r} is neither Yes nor No")
-            out.append({"question": item.get("question"), "answer": "Yes" if yes else "No",
-                        "reason": item.get("reason"), "yes": yes})
+                ans = raw.strip().lower().strip("*\"'. ")
+                if ans.startswith("yes"):
+                    is_yes = True
+                elif ans.startswith("no"):
+                    is_yes = False
+                else:
+                    raise parsers.ParseFailure(f"item {i}: answer {item['answer']!r} is neither Yes nor No")
+            out.append({"question": item.get("question"), "answer": raw, "reason": item.get("reason"),
+                        "yes": is_yes})
         if count == "asked" and len(out) != n_questions:
             raise parsers.ParseFailure(f"{len(out)} answers for {n_questions} questions")
         return out
 
-    parse.__name__ = f"rise_yes_no_list[{n_questions},{count}]"
+    parse.__name__ = f"rise_yes_no_list[{n_questions},{count},{yes}]"
     return parse
 
 
@@ -191,13 +206,16 @@ class RiseReasoningJudge(_RiseJudged):
     version = "1"
     metrics = ("ra",)
 
-    def __init__(self, ra_mode: RaMode = "paper", ra_count: RaCount = "asked"):
+    def __init__(self, ra_mode: RaMode = "paper", ra_count: RaCount = "returned", ra_yes: RaYes = "contains"):
         if ra_mode not in ("paper", "code"):
             raise ValueError(f"ra_mode must be 'paper' or 'code', got {ra_mode!r}")
         if ra_count not in ("asked", "returned"):
             raise ValueError(f"ra_count must be 'asked' or 'returned', got {ra_count!r}")
+        if ra_yes not in RA_YES:
+            raise ValueError(f"ra_yes must be one of {RA_YES}, got {ra_yes!r}")
         self.ra_mode = ra_mode
         self.ra_count = ra_count
+        self.ra_yes = ra_yes
 
     def applies(self, sample: Sample) -> bool:
         return sample.metadata.get("extra_frame") not in ("maze", "sym")
@@ -227,8 +245,9 @@ class RiseReasoningJudge(_RiseJudged):
         parts: list[Any] = [ImagePart(f) for f in sf.frames]
         parts += [TextPart(tpl.render(question=q)[1]) for q in questions]
         req = _request(parts, system, tpl)
-        outcome = await client.ask(req, yes_no_list_parser(len(questions), self.ra_count))
-        details: dict[str, Any] = {"mode": "yes_no", "ra_count": self.ra_count, "n_questions": len(questions)}
+        outcome = await client.ask(req, yes_no_list_parser(len(questions), self.ra_count, self.ra_yes))
+        details: dict[str, Any] = {"mode": "yes_no", "ra_count": self.ra_count, "ra_yes": self.ra_yes,
+                                   "n_questions": len(questions)}
         ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
                       details=details)
         if not outcome.ok:
