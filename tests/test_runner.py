@@ -58,13 +58,22 @@ def test_run_resume_and_retry_failed(tmp_path, slow_plugin, monkeypatch):
 
 
 def test_missing_videos_are_errors_not_zeros(tmp_path, slow_plugin):
+    import numpy as np
+
+    from vreason.frames import write_video
+
     run_dir = tmp_path / "r"
-    s = Runner(_cfg(run_dir, models=["someone_else"], seeds=[0])).run()
-    assert s.videos == {"missing": 6}
+    vids = tmp_path / "vids" / "someone_else"
+    vids.mkdir(parents=True)  # one video of six: the model is known, the other five are missing
+    write_video(str(vids / "s000__0.mp4"), [np.full((32, 32, 3), 0, np.uint8)] * 8, fps=8)
+    s = Runner(_cfg(run_dir, models=["someone_else"], seeds=[0], videos_dir=str(tmp_path / "vids"))).run()
+    assert s.videos == {"ok": 1, "missing": 5}
+    assert s.finished_with_errors and s.units_final == {"ok": 2, "error": 10}
     with RunStore(run_dir) as st:
         df = st.scores_frame()
-    assert (df.status == "error").all() and df.value.isna().all()
-    assert df.reason.str.contains("video missing").all()
+    bad = df[df.sample_id != "s000"]
+    assert len(bad) == 10 and (bad.status == "error").all() and bad.value.isna().all()
+    assert bad.reason.str.contains("video missing").all()
 
 
 def _spawn(run_dir, n, delay, extra=()):

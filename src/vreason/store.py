@@ -151,6 +151,10 @@ class RunStore:
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return json.loads(row[0]) if row else default
 
+    def has_results(self) -> bool:
+        """Whether any video or unit has been recorded (a run to resume, not just a started one)."""
+        return any(self.conn.execute(f"SELECT 1 FROM {t} LIMIT 1").fetchone() for t in ("units", "videos"))
+
     # ------------------------------------------------------------------ samples
     def put_samples(self, samples: Iterable[Sample]) -> None:
         rows = [(s.id, s.benchmark, s.model_dump_json()) for s in samples]

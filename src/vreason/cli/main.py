@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 import json
 import os
-import shutil
 import sys
 from typing import Any
 
@@ -18,8 +17,9 @@ from vreason.errors import ConfigError, VReasonError
 
 app = typer.Typer(
     name="vreason",
-    help="Evaluate reasoning in video generation models: RISE-Video, RULER-Bench, MME-CoF-Pro, "
-    "TiViBench, PAI-Bench and a built-in verifiable suite. Start with `vreason list`, then "
+    help="Evaluate reasoning in video generation models. Protocols that run: a built-in verifiable suite "
+    "(synth, offline), RISE-Video (rise), RULER-Bench (ruler) and MME-CoF-Pro (mmecof); TiViBench and "
+    "PAI-Bench are only video import layouts for now. Start with `vreason list`, then "
     "`vreason run synth` (offline) or `vreason run <benchmark> --data … --videos … --judge …`.",
     no_args_is_help=True,
     add_completion=False,
@@ -53,12 +53,14 @@ def _parse_opts(pairs: list[str]) -> dict[str, Any]:
     return opts
 
 
-def _fit_options(protocol: str, options: dict[str, Any]) -> dict[str, Any]:
-    """Keep only options the protocol's constructor accepts (warn about the rest)."""
+def _fit_options(protocol: str, options: dict[str, Any], opt_keys: list[str] = ()) -> dict[str, Any]:
+    """Reject unknown ``--opt`` keys (``opt_keys``); drop run flags the protocol does not use (with a note)."""
     from vreason.registry import benchmarks, load_builtins
+    from vreason.runner.checks import check_option_keys
 
     load_builtins()
     cls = benchmarks.get(protocol)
+    check_option_keys(protocol, cls, opt_keys)
     params = inspect.signature(cls.__init__).parameters
     if any(p.kind == p.VAR_KEYWORD for p in params.values()):
         return options
@@ -131,7 +133,8 @@ def list_cmd() -> None:
 @app.command()
 def run(
     protocol: str = typer.Argument(..., help="Benchmark protocol: synth, rise, ruler, mmecof (see `vreason list`)."),
-    name: str = typer.Option(None, "--name", "-n", help="Run name; results go to RUNS/<name>/ [default: protocol]."),
+    name: str = typer.Option(None, "--name", "-n", help="Run name; results go to RUNS/<name>/.",
+                            show_default="the protocol's name"),
     runs: str = typer.Option("runs", "--runs", help="Folder holding run directories."),
     models: str = typer.Option(..., "--models", "-m", help="Comma-separated model names (built-in or imported)."),
     seeds: str = typer.Option("0", "--seeds", help="Comma-separated generation seeds per sample."),
@@ -147,39 +150,52 @@ def run(
     suite_seed: int = typer.Option(None, "--suite-seed", help="Built-in suite: seed of the task generator."),
     families: str = typer.Option(None, "--families", help="Built-in suite: comma-separated families."),
     opt: list[str] = typer.Option([], "--opt", help="Extra protocol option key=value (repeatable)."),
-    workers: int = typer.Option(None, "--workers", "-j", help="Worker processes for CPU work [default: cores]."),
+    workers: int = typer.Option(None, "--workers", "-j", help="Worker processes for CPU work.",
+                                show_default="one per core"),
     limit: int = typer.Option(None, "--limit", help="Only the first N samples (smoke runs)."),
     retry_failed: bool = typer.Option(False, "--retry-failed", help="Re-run units that ended unscored/error."),
     no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the judge cache."),
     refresh: bool = typer.Option(False, "--refresh", help="Ignore cached judge replies (but store new ones)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Judges estimate requests/tokens/cost, send nothing."),
-    force_new: bool = typer.Option(False, "--force-new", help="Delete RUNS/<name> first instead of resuming."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the plan (units per model × scorer, videos found / to "
+                                 "generate, judge requests, tokens, cost) without generating or sending anything; "
+                                 "needs no API key."),
+    force_new: bool = typer.Option(False, "--force-new", help="Empty RUNS/<name> first instead of resuming (needed "
+                                   "to re-use a name with other settings)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Aggregate and write the report at the end."),
 ) -> None:
     """Run a protocol end to end: import-or-generate → score → aggregate. Resumable: the same
-    command again skips finished units."""
+    command again skips finished units; other settings on the same --name are refused.
+
+    Exit codes: 0 all units ok · 2 refused before scoring (usage or input mistake, run folder in use,
+    resume with other settings) · 3 finished with errors (units error/unscored, or expected videos
+    missing/unreadable; results are saved, --retry-failed re-runs them) · 130 interrupted (the same
+    command resumes) · 1 crash.
+    """
+    from vreason.runner.outcome import exit_code
     from vreason.runner.run import RunConfig, Runner
 
     run_dir = os.path.join(runs, name or protocol)
-    if force_new and os.path.exists(run_dir):
-        shutil.rmtree(run_dir)
     options: dict[str, Any] = {k: v for k, v in {
         "data": data, "videos": videos, "hint": hint, "per_task": per_task, "seed": suite_seed,
         "families": _csv(families) or None,
     }.items() if v is not None}
-    options.update(_parse_opts(opt))
+    extra = _parse_opts(opt)
+    options.update(extra)
     judges = {k: v for k, v in {"default": judge, "vq": vq_judge}.items() if v}
     cfg = RunConfig(
         protocol=protocol, run_dir=run_dir, models=_csv(models), seeds=_ints(seeds, "--seeds"),
-        options=_fit_options(protocol, options), judges=judges,
+        options=_fit_options(protocol, options, list(extra)), judges=judges,
         judge_options={"no_cache": no_cache, "refresh": refresh} if judges else {}, dry_run=dry_run,
         workers=workers, retry_failed=retry_failed, limit=limit,
-        videos_dir=videos, convention=convention, manifest=manifest, aggregate=report,
+        videos_dir=videos, convention=convention, manifest=manifest, aggregate=report, force_new=force_new,
     )
     summary = Runner(cfg, console=console).run()
     _print_summary(summary.as_dict())
-    if summary.interrupted:
-        raise typer.Exit(130)
+    if dry_run:
+        _print_plan(summary.plan)
+    code = exit_code(summary)
+    if code:
+        raise typer.Exit(code)
 
 
 def _print_summary(s: dict[str, Any]) -> None:
@@ -188,6 +204,8 @@ def _print_summary(s: dict[str, Any]) -> None:
     t.add_row("videos", ", ".join(f"{k}: {v}" for k, v in sorted(s["videos"].items())) or "–")
     t.add_row("units", f"{s['units_total']} total, {s['units_skipped']} already done")
     t.add_row("this run", ", ".join(f"{k}: {v}" for k, v in sorted(s["units_run"].items())) or "nothing to do")
+    if s.get("units_final"):
+        t.add_row("all units", ", ".join(f"{k}: {v}" for k, v in sorted(s["units_final"].items())))
     t.add_row("seconds", ", ".join(f"{k} {v:.1f}" for k, v in s["seconds"].items()))
     t.add_row("results", s["run_dir"])
     console.print(t)
@@ -198,7 +216,27 @@ def _print_summary(s: dict[str, Any]) -> None:
     for reason, n in reasons[:8]:
         console.print(f"[yellow]{n:>5} ×[/] {reason}")
     if len(reasons) > 8:
-        console.print(f"… {len(reasons) - 8} more failure reasons (see the run's report)")
+        console.print(f"… {len(reasons) - 8} more error reasons (see the run's report)")
+    if s.get("finished_with_errors"):
+        console.print("[bold yellow]finished with errors[/] (exit code 3): results are saved; "
+                      "`--retry-failed` re-runs the failed units", soft_wrap=True)
+
+
+def _print_plan(plan: dict[str, Any]) -> None:
+    """A dry run's plan: units per model × scorer and videos per model by source."""
+    t = Table(title="plan (dry run: nothing generated, stored or sent)")
+    t.add_column("model × scorer")
+    t.add_column("units", justify="right")
+    t.add_column("to do", justify="right")
+    for key, row in sorted(plan.get("units", {}).items()):
+        t.add_row(key, str(row["total"]), str(row["to do"]))
+    console.print(t)
+    v = Table(title="videos per model")
+    v.add_column("model")
+    v.add_column("videos")
+    for model, row in sorted(plan.get("videos", {}).items()):
+        v.add_row(model, ", ".join(f"{k}: {n}" for k, n in sorted(row.items())))
+    console.print(v)
 
 
 @app.command()
@@ -222,7 +260,8 @@ def report(run_dir: str = typer.Argument(..., help="A run directory, e.g. runs/d
 @app.command()
 def export(
     run_dir: str = typer.Argument(..., help="A run directory."),
-    out_dir: str = typer.Option(None, "--out", help="Where to write [default: the run directory]."),
+    out_dir: str = typer.Option(None, "--out", help="Where to write.",
+                                show_default="the run directory"),
 ) -> None:
     """Export scores and videos to JSONL and CSV (and parquet when pyarrow is installed)."""
     from vreason.store import RunStore

@@ -9,19 +9,22 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
-from vreason.errors import VideoError
+from vreason.errors import ConfigError
 from vreason.records import Sample, Score, Video, VideoStatus
 from vreason.registry import benchmarks, load_builtins
+from vreason.runner import checks, outcome
 from vreason.runner.executor import Job, LocalExecutor
+from vreason.runner.guard import RunLock, check_plan, check_samples, clear_run_dir, fingerprint, plan_of
 from vreason.runner.progress import make_progress
-from vreason.scoring import ScoreContext, Scorer
-from vreason.store import RunStore
+from vreason.runner.work import _check_scores, _generate_in_worker, _io_factory, _score_in_worker, load_error_text
+from vreason.scoring import ScoreContext
+from vreason.store import RunStore, redact
 
 
 @dataclass
@@ -46,6 +49,8 @@ class RunConfig:
     aggregate: bool = True
     dry_run: bool = False
     """Judges count requests/images/tokens/cost without sending; nothing is generated or stored."""
+    force_new: bool = False
+    """Empty the run folder (under its lock) instead of resuming."""
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -64,9 +69,16 @@ class RunSummary:
     seconds: dict[str, float] = field(default_factory=dict)
     report_paths: list[str] = field(default_factory=list)
     failure_reasons: dict[str, int] = field(default_factory=dict)
+    """Why videos or units failed (reason → count), most common first in the CLI summary."""
     judge_stats: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Per judge role: requests, cache hits, retries, re-asks, unscored, tokens, cost (or estimates)."""
-    """Why videos or units failed (reason → count), most common first in the CLI summary."""
+    units_final: dict[str, int] = field(default_factory=dict)
+    """Status of every unit of the plan at the end (this invocation's and earlier ones')."""
+    finished_with_errors: bool = False
+    """Units ended error/unscored or expected videos were missing/failed/unreadable (exit code 3)."""
+    warnings: list[str] = field(default_factory=list)
+    plan: dict[str, Any] = field(default_factory=dict)
+    """What the run does: units per model × scorer (total / to do) and videos per model by source."""
 
     def note_failure(self, reason: str | None) -> None:
         key = (reason or "?")[:160]
@@ -90,73 +102,99 @@ def make_protocol(name: str, options: dict[str, Any], run_dir: str | None = None
     return cls(**opts)
 
 
-# ---------------------------------------------------------------------- worker functions
-def _generate_in_worker(generator, sample: Sample, seed: int, out_path: str) -> Video:
-    try:
-        return generator.generate(sample, seed, out_path)
-    except Exception as exc:  # a crash is a failed video with its reason, the run goes on
-        return generator.failed(sample, seed, f"generator crashed: {type(exc).__name__}: {exc}")
-
-
-def _score_in_worker(scorer: Scorer, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-    try:
-        return scorer.score(sample, video, ctx)
-    except VideoError as exc:
-        return scorer.fail(sample, video, f"video error: {exc}")
-    except Exception as exc:
-        tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        return scorer.fail(sample, video, f"scorer crashed: {tb}")
-
-
-def _check_scores(scorer: Scorer, sample: Sample, video: Video, scores: Any) -> list[Score]:
-    if not isinstance(scores, list) or not scores or not all(isinstance(s, Score) for s in scores):
-        return scorer.fail(sample, video, f"scorer {scorer.name} returned {type(scores).__name__}, not Scores")
-    return scores
-
-
 class Runner:
     def __init__(self, cfg: RunConfig, console: Console | None = None):
         self.cfg = cfg
         self.console = console or Console(stderr=True)
-        self.store = RunStore(cfg.run_dir)
-        self.protocol = make_protocol(cfg.protocol, cfg.options, run_dir=self.store.run_dir)
+        self.lock = RunLock(cfg.run_dir).acquire(f"vreason run {cfg.protocol} ({', '.join(cfg.models)})")
+        try:
+            if cfg.force_new:
+                clear_run_dir(self.lock.run_dir)
+            self.store = RunStore(cfg.run_dir)
+            try:
+                self.plan = redact(plan_of(cfg))
+                self.resuming = self.store.has_results()
+                check_plan(self.store.get_meta("plan") if self.resuming else None, self.plan, self.store.run_dir)
+                self.protocol = make_protocol(cfg.protocol, cfg.options, run_dir=self.store.run_dir)
+            except BaseException:
+                self.store.close()
+                raise
+        except BaseException:
+            self.lock.release()
+            raise
         self.summary = RunSummary(run_dir=self.store.run_dir)
 
     # ------------------------------------------------------------------ stages
     def load(self) -> list[Sample]:
         t0 = time.perf_counter()
+        data = self.cfg.options.get("data")
+        if isinstance(data, str) and data and not os.path.exists(data):
+            raise ConfigError(f"--data {data}: no such file or folder")
         res = self.protocol.load()
         samples = res.samples[: self.cfg.limit] if self.cfg.limit else res.samples
-        self.store.put_samples(samples)
         self.store.set_meta("load_errors", res.errors)
         self.summary.samples, self.summary.load_errors = len(samples), len(res.errors)
         for err in res.errors[:10]:
-            self.console.print(f"[yellow]record skipped[/] {err.get('where', '?')}: {err.get('reason', '?')}")
+            self.console.print(Text.assemble(("record skipped", "yellow"), " ", load_error_text(err)), soft_wrap=True)
         if len(res.errors) > 10:
             self.console.print(f"[yellow]… {len(res.errors) - 10} more record errors (see manifest)[/]")
+        if not samples:
+            where = self.cfg.options.get("data") or "the protocol's built-in data"
+            first = f"; first error: {load_error_text(res.errors[0])}" if res.errors else ""
+            raise ConfigError(f"no samples to run: {where} yielded 0 samples ({len(res.errors)} records skipped"
+                              f"{first})")
+        if self.resuming:
+            check_samples(self.store.get_meta("sample_ids"), [s.id for s in samples], self.store.run_dir)
+        self.store.put_samples(samples)
+        self.store.set_meta("plan", self.plan)
+        self.store.set_meta("sample_ids", fingerprint({"ids": [s.id for s in samples]}))
         self.summary.seconds["load"] = time.perf_counter() - t0
         return samples
 
-    def import_videos(self) -> None:
-        """Bring in videos from --videos/--convention or --manifest (for the run's models)."""
+    def import_videos(self, samples: list[Sample]) -> None:
+        """Bring in videos from --videos/--convention or --manifest (for the run's models); then check
+        that every model is built in or has videos, before anything is scored."""
         from vreason.data.importer import read_manifest, scan
 
         results = []
+        conv = self.cfg.convention or getattr(self.protocol, "convention", None) or "vreason"
+        builtin = [m for m in self.cfg.models if self.protocol.generator(m) is not None]
+        example = {m: checks.expected_path(self.protocol, self.cfg.videos_dir or "<videos>", conv, m, samples[0],
+                                           self.cfg.seeds[0]) for m in self.cfg.models}
+        checks.check_videos_dir(self.cfg.videos_dir, example[self.cfg.models[0]])
         if self.cfg.manifest:
             results.append(read_manifest(self.cfg.manifest))
         if self.cfg.videos_dir:
-            conv = self.cfg.convention or getattr(self.protocol, "convention", None) or "vreason"
             for model in self.cfg.models:
-                if self.protocol.generator(model) is None:
+                if model not in builtin:
                     results.append(scan(self.cfg.videos_dir, conv, model=model))
         errors = [e for r in results for e in r.errors]
         vids = [v for r in results for v in r.videos if v.model in self.cfg.models]
+        if self.cfg.videos_dir:
+            errors += checks.outside_links(vids, self.cfg.videos_dir)
         if vids:
             self.store.put_videos(vids)
         if errors:
             self.store.set_meta("import_errors", errors)
             for e in errors[:10]:
-                self.console.print(f"[yellow]import[/] {e['where']}: {e['reason']}")
+                self.console.print(Text.assemble(("import", "yellow"), f" {e['where']}: {e['reason']}"), soft_wrap=True)
+            if len(errors) > 10:
+                self.console.print(f"[yellow]… {len(errors) - 10} more import errors (see the report)[/]")
+        found: dict[str, int] = {}
+        for v in self.store.videos():
+            if v.status == VideoStatus.ok:
+                found[v.model] = found.get(v.model, 0) + 1
+        locate = getattr(self.protocol, "locate_video", None)
+        for m in self.cfg.models:  # a protocol may find videos by itself (RISE's layout under its --videos)
+            if not found.get(m) and locate is not None and m not in builtin:
+                found[m] = next((1 for s in samples for seed in self.cfg.seeds
+                                 if (p := locate(m, s, seed)) and os.path.exists(p)), 0)
+        from vreason.registry import generators
+
+        builtin += [n for n in generators.names() if n not in builtin and self.protocol.generator(n) is not None]
+        checks.check_models(self.cfg.models, builtin, found, protocol=self.cfg.protocol,
+                            videos_dir=self.cfg.videos_dir or self.cfg.options.get("videos"), example=example,
+                            folder_names=checks.model_folders(self.cfg.videos_dir))
 
     def _video_path(self, model: str, sample: Sample, seed: int) -> str:
         return os.path.join(self.store.run_dir, "videos", model, f"{sample.id}__{seed}.mp4")
@@ -178,8 +216,10 @@ class Runner:
                             have[key] = old.model_copy(update={"status": VideoStatus.missing, "reason":
                                                                f"file vanished: {old.path}"})
                         continue
-                    if gen is not None and self.cfg.dry_run:
-                        continue  # a dry run generates nothing
+                    if gen is not None and self.cfg.dry_run:  # a dry run generates nothing
+                        row = self.summary.plan.setdefault("videos", {}).setdefault(model, {})
+                        row["to generate"] = row.get("to generate", 0) + 1
+                        continue
                     if gen is not None:
                         out = self._video_path(model, s, seed)
                         os.makedirs(os.path.dirname(out), exist_ok=True)
@@ -210,16 +250,24 @@ class Runner:
                     prog.advance(task)
 
                 await executor.run(jobs, done)
-        for v in have.values():
-            self.summary.videos[v.status.value] = self.summary.videos.get(v.status.value, 0) + 1
+        imported = {m for m, g in gens.items() if g is None}
+        have = {k: v for k, v in have.items() if k[1] in gens}
+        self.summary.videos, unreadable = outcome.video_counts(have.values(), imported)
+        for u in unreadable[:10]:
+            self.console.print(Text.assemble(("unreadable video", "yellow"), f" {u['where']}: {u['reason']}"),
+                               soft_wrap=True)
+        vplan = self.summary.plan.setdefault("videos", {})
+        for (_, model, _), v in have.items():
+            row = vplan.setdefault(model, {})
+            src = "to generate" if v.status != VideoStatus.ok and gens[model] is not None else \
+                ("found" if v.status == VideoStatus.ok else v.status.value)
+            row[src] = row.get(src, 0) + 1
         self.summary.seconds["videos"] = time.perf_counter() - t0
         return have
 
     async def score(self, samples: list[Sample], videos: dict, executor: LocalExecutor, ctx: ScoreContext) -> None:
         t0 = time.perf_counter()
         scorers = self.protocol.scorers()
-        if self.cfg.dry_run:  # only judged scorers matter for an estimate
-            scorers = [sc for sc in scorers if sc.kind == "io"]
         by_id = {s.id: s for s in samples}
         wanted = [
             (s.id, m, seed, sc.name)
@@ -227,6 +275,15 @@ class Runner:
             for sc in scorers if sc.applies(s)
         ]
         todo = self.store.pending(wanted, retry_failed=self.cfg.retry_failed)
+        uplan = self.summary.plan.setdefault("units", {})
+        for keys, col in ((wanted, "total"), (todo, "to do")):
+            for _, m, _, sname in keys:
+                row = uplan.setdefault(f"{m} × {sname}", {"total": 0, "to do": 0})
+                row[col] += 1
+        if self.cfg.dry_run:  # only judged scorers matter for an estimate
+            io_names = {sc.name for sc in scorers if sc.kind == "io"}
+            scorers = [sc for sc in scorers if sc.name in io_names]
+            todo = [k for k in todo if k[3] in io_names]
         self.summary.units_total, self.summary.units_skipped = len(wanted), len(wanted) - len(todo)
         scorer_by_name = {sc.name: sc for sc in scorers}
         worker_ctx = ctx.for_worker()
@@ -259,6 +316,10 @@ class Runner:
                     prog.advance(task)
 
                 await executor.run(jobs, done)
+        final = self.store.unit_status()
+        for key in wanted:
+            st = final.get(key, "not run")
+            self.summary.units_final[st] = self.summary.units_final.get(st, 0) + 1
         self.summary.seconds["score"] = time.perf_counter() - t0
 
     def _record(self, key, scores: list[Score]) -> None:
@@ -277,16 +338,29 @@ class Runner:
 
     # ------------------------------------------------------------------ entry point
     def run(self) -> RunSummary:
-        self.store.start(self.cfg.as_dict(), command=f"run {self.cfg.protocol}")
+        try:
+            return self._run()
+        finally:
+            self.lock.release()
+
+    def _run(self) -> RunSummary:
+        self.store.start({**self.cfg.as_dict(), "plan_fingerprint": fingerprint(self.plan)},
+                         command=f"run {self.cfg.protocol}")
         executor = LocalExecutor(self.cfg.workers, self.cfg.io_concurrency)
         status = "ok"
         try:
             samples = self.load()
-            self.import_videos()
+            self.import_videos(samples)
             asyncio.run(self._run_async(samples, executor))
             if self.cfg.dry_run:
                 status = "dry-run"
                 return self.summary
+            imported = [m for m in self.cfg.models if self.protocol.generator(m) is None]
+            self.summary.warnings += outcome.start_check_warnings(self.store.conn, imported)
+            for w in self.summary.warnings:
+                self.console.print(Text.assemble(("warning", "bold yellow"), f": {w}"), soft_wrap=True)
+            self.summary.finished_with_errors = any(k != "ok" for k in self.summary.units_final) or any(
+                k != "ok" for k in self.summary.videos)
             self.store.export()
             if self.cfg.aggregate:
                 self.summary.report_paths = self.aggregate()
@@ -297,9 +371,14 @@ class Runner:
             self.console.print(
                 "[yellow]interrupted[/]: finished units are saved; run the same command again to resume"
             )
+        except Exception as exc:
+            status = f"failed: {type(exc).__name__}: {exc}"[:300]
+            raise
         finally:
             executor.shutdown()
-            self.store.finish(status, self.summary.as_dict())
+            if status == "ok" and self.summary.finished_with_errors:
+                status = "finished with errors"
+            self.store.finish(status, redact(self.summary.as_dict()))
             self.store.close()
         return self.summary
 
@@ -328,14 +407,3 @@ class Runner:
             opts["dry_run"] = True
         opts.setdefault("cache_path", os.path.join(self.store.run_dir, "judge_cache.sqlite"))
         return {role: make_judge(spec, **opts) for role, spec in self.cfg.judges.items()}
-
-
-def _io_factory(scorer: Scorer, sample: Sample, video: Video, ctx: ScoreContext):
-    async def go() -> list[Score]:
-        try:
-            return await scorer.ascore(sample, video, ctx)
-        except VideoError as exc:
-            return scorer.fail(sample, video, f"video error: {exc}")
-
-    return go
-
