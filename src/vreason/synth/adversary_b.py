@@ -1,3 +1,200 @@
-"""Adversarial variants (cheats, honest renderings) for the part-B families (oddoneout, sequence, gravity, sliding)."""
+"""Adversarial variants (cheats, honest renderings) for the part-B families (oddoneout, sequence, gravity, sliding).
+
+Honest variants change only what the prompt leaves free: the frame rate (the same motion in
+seconds), the size, the exposure (±15%), the hue (±6°, +12° for sliding 4×4), a 2-px camera
+shake, letterboxing, a pause before the action starts. Cheats break a stated property: a second
+or thin mark, another card or shape changed, wrong physics (gravity ×1.5 / ×0.65, wrong
+restitution, a glide), an end state that does not last, a jump to the final frame, a teleport.
+"""
 
 from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from vreason.synth.adversary import Clip, variant
+from vreason.synth.base import RenderConfig, TaskInstance
+
+# ---------------------------------------------------------------- honest transforms (any family)
+
+
+def retime(frames: list[np.ndarray], fps_from: float, fps_to: float) -> list[np.ndarray]:
+    """The same video in seconds at another frame rate (nearest earlier frame)."""
+    n = int(round(len(frames) * fps_to / fps_from))
+    return [frames[min(len(frames) - 1, int(math.floor(j * fps_from / fps_to + 1e-9)))] for j in range(n)]
+
+
+def resize(frames: list[np.ndarray], scale: float) -> list[np.ndarray]:
+    import cv2
+
+    h, w = frames[0].shape[:2]
+    size = (int(round(w * scale)) // 2 * 2, int(round(h * scale)) // 2 * 2)
+    return [cv2.resize(f, size, interpolation=cv2.INTER_AREA if scale < 1 else cv2.INTER_LINEAR) for f in frames]
+
+
+def exposure(frames: list[np.ndarray], k: float) -> list[np.ndarray]:
+    return [np.clip(f.astype(np.float32) * k, 0, 255).astype(np.uint8) for f in frames]
+
+
+def hue_shift(frames: list[np.ndarray], degrees: float) -> list[np.ndarray]:
+    import cv2
+
+    out = []
+    for f in frames:
+        hsv = cv2.cvtColor(f, cv2.COLOR_RGB2HSV_FULL).astype(np.int16)
+        hsv[..., 0] = (hsv[..., 0] + int(round(degrees * 256 / 360))) % 256
+        out.append(cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2RGB_FULL))
+    return out
+
+
+def shake(frames: list[np.ndarray], rng: np.random.Generator, px: int = 2) -> list[np.ndarray]:
+    """A hand-held camera: every frame shifted by up to ``px`` pixels (the first one too)."""
+    import cv2
+
+    out = []
+    for f in frames:
+        dx, dy = (int(v) for v in rng.integers(-px, px + 1, 2))
+        m = np.float32([[1, 0, dx], [0, 1, dy]])
+        out.append(cv2.warpAffine(f, m, (f.shape[1], f.shape[0]), borderMode=cv2.BORDER_REPLICATE))
+    return out
+
+
+def letterbox(frames: list[np.ndarray], aspect: float = 4 / 3) -> list[np.ndarray]:
+    """The 16:9 picture inside a 4:3 frame with black bars above and below."""
+    h, w = frames[0].shape[:2]
+    big_h = int(round(w / aspect)) // 2 * 2
+    top = (big_h - h) // 2
+    out = []
+    for f in frames:
+        canvas = np.zeros((big_h, w, 3), np.uint8)
+        canvas[top:top + h] = f
+        out.append(canvas)
+    return out
+
+
+def hold_first(frames: list[np.ndarray], seconds: float, fps: float) -> list[np.ndarray]:
+    return [frames[0]] * int(round(seconds * fps)) + list(frames)
+
+
+def cut(inst: TaskInstance, n: int) -> list[np.ndarray]:
+    return [inst.first_frame] * (n // 2) + [inst.final_frame] * (n - n // 2)
+
+
+def register_honest(family: str, skip: tuple[str, ...] = ()) -> None:
+    """The honest renderings every part-B family must pass (frames → clip transforms of the solution)."""
+    table = {
+        "fps8": lambda i, c, r: Clip(retime(i.solution, c.fps, 8), 8),
+        "fps24": lambda i, c, r: Clip(retime(i.solution, c.fps, 24), 24),
+        "half_size": lambda i, c, r: Clip(resize(i.solution, 0.5), c.fps),
+        "double_size": lambda i, c, r: Clip(resize(i.solution, 2.0), c.fps),
+        "darker15_hue_minus6": lambda i, c, r: Clip(hue_shift(exposure(i.solution, 0.85), -6), c.fps),
+        "brighter15_hue_plus6": lambda i, c, r: Clip(hue_shift(exposure(i.solution, 1.15), 6), c.fps),
+        "shake2px": lambda i, c, r: Clip(shake(i.solution, r), c.fps),
+        "letterbox": lambda i, c, r: Clip(letterbox(i.solution), c.fps),
+        "pause_first": lambda i, c, r: Clip(hold_first(i.solution, 0.5, c.fps), c.fps),
+    }
+    for name, fn in table.items():
+        if name not in skip:
+            variant(family, name, honest=True, doc=f"honest: the solution, {name}")(fn)
+
+
+# ---------------------------------------------------------------- odd-one-out
+
+
+def _odd_cells(st: dict, rng: np.random.Generator) -> tuple[int, int]:
+    cells = [(r, c) for r in range(st["rows"]) for c in range(st["cols"]) if [r, c] != list(st["odd"])]
+    return cells[int(rng.integers(len(cells)))]
+
+
+def _odd_with(inst: TaskInstance, cfg: RenderConfig, draw) -> Clip:
+    frames = [f.copy() for f in inst.solution]
+    k0 = len(frames) // 3
+    for f in frames[k0:]:
+        draw(f)
+    return Clip(frames, cfg.fps)
+
+
+register_honest("oddoneout")
+
+
+@variant("oddoneout", "thin_second_box", honest=False)
+def _thin_second(inst, cfg, rng):
+    """The right box plus a thin (2 px) red box around another cell."""
+    import cv2
+
+    from vreason.synth.oddoneout import _box_rect
+
+    x0, y0, x1, y1 = _box_rect(inst.state, *_odd_cells(inst.state, rng))
+    return _odd_with(inst, cfg, lambda f: cv2.rectangle(f, (x0, y0), (x1, y1), (225, 20, 25), 2))
+
+
+@variant("oddoneout", "other_colour_second_box", honest=False)
+def _blue_second(inst, cfg, rng):
+    """The right box plus a blue box of the same stroke around another cell."""
+    import cv2
+
+    from vreason.synth.oddoneout import _box_rect
+
+    x0, y0, x1, y1 = _box_rect(inst.state, *_odd_cells(inst.state, rng))
+    return _odd_with(inst, cfg, lambda f: cv2.rectangle(f, (x0, y0), (x1, y1), (30, 60, 220), 4))
+
+
+@variant("oddoneout", "wrong_colour_box", honest=False)
+def _wrong_colour(inst, cfg, rng):
+    """A green box (not red) around the odd shape."""
+    import cv2
+
+    from vreason.synth.oddoneout import _box_rect
+
+    x0, y0, x1, y1 = _box_rect(inst.state, *inst.state["odd"])
+    frames = [inst.first_frame.copy() for _ in inst.solution]
+    for f in frames[len(frames) // 3:]:
+        cv2.rectangle(f, (x0, y0), (x1, y1), (20, 170, 40), 4)
+    return Clip(frames, cfg.fps)
+
+
+@variant("oddoneout", "extra_mark", honest=False)
+def _extra_mark(inst, cfg, rng):
+    """The right box plus a dark scribble across another cell."""
+    import cv2
+
+    from vreason.synth.oddoneout import _cell_rect
+
+    x0, y0, x1, y1 = _cell_rect(inst.state, *_odd_cells(inst.state, rng))
+    return _odd_with(inst, cfg, lambda f: cv2.line(f, (x0 + 6, y1 - 6), (x1 - 6, y0 + 6), (30, 30, 30), 3))
+
+
+@variant("oddoneout", "shape_recoloured", honest=False)
+def _recolour(inst, cfg, rng):
+    """The right box, but another shape turns into the odd one's look (the board changed)."""
+    from vreason.synth.oddoneout import _cell_rect
+    from vreason.synth.shapes import PALETTE, draw_shape
+
+    st = inst.state
+    r, c = _odd_cells(st, rng)
+    x0, y0, x1, y1 = _cell_rect(st, r, c)
+    base = st["base_spec"]
+    other = [list(v) for v in PALETTE.values() if list(v) != list(base["color"])]
+    col = tuple(other[int(rng.integers(len(other)))])
+
+    def draw(f):
+        draw_shape(f, base["shape"], (x0 + x1) / 2, (y0 + y1) / 2, 0.33 * st["cell"], col, base["rotation"])
+
+    return _odd_with(inst, cfg, draw)
+
+
+@variant("oddoneout", "box_vanishes", honest=False)
+def _box_vanishes(inst, cfg, rng):
+    """The box is drawn, then disappears in the last half second."""
+    frames = list(inst.solution)
+    k = int(round(0.5 * cfg.fps))
+    return Clip(frames[:-k] + [inst.first_frame] * k, cfg.fps)
+
+
+@variant("oddoneout", "wrong_cell", honest=False)
+def _wrong_cell(inst, cfg, rng):
+    """A box traced around a wrong cell (the random model)."""
+    from vreason.synth.oddoneout import OddOneOut
+
+    return Clip(OddOneOut().random_motion(inst, rng, cfg), cfg.fps)

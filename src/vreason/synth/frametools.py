@@ -33,10 +33,107 @@ def prepare(frames: list[np.ndarray], cfg: RenderConfig) -> tuple[list[np.ndarra
             if float(arr.max()) <= 1.0:  # floats in [0, 1]
                 arr = arr * 255.0
             arr = np.clip(arr, 0, 255).astype(np.uint8)
+        out.append(arr)
+    y0, y1, x0, x1 = letterbox_crop(out)
+    for i, arr in enumerate(out):
+        arr = arr[y0:y1, x0:x1]
         if arr.shape[0] != cfg.height or arr.shape[1] != cfg.width:
             arr = cv2.resize(np.ascontiguousarray(arr), (cfg.width, cfg.height), interpolation=cv2.INTER_LINEAR)
-        out.append(np.ascontiguousarray(arr))
+        out[i] = np.ascontiguousarray(arr)
     return out, None
+
+
+BAR_LEVEL = 40
+"""Rows/columns whose brightest sampled pixel (95th percentile over the sampled frames) stays below
+this level are letterbox bars (encoded black is 0..20; the darkest scene colour, the sliding board at
+-15% exposure, is about 44 and never at the edge)."""
+
+
+def letterbox_crop(frames: list[np.ndarray]) -> tuple[int, int, int, int]:
+    """(y0, y1, x0, x1) of the picture inside black letterbox/pillarbox bars (the whole frame if none).
+
+    Bars must be at least 2 px and leave at least half of each side; a black video is not cropped."""
+    h, w = frames[0].shape[:2]
+    if any(f.shape[:2] != (h, w) for f in frames):
+        return 0, h, 0, w
+    step = max(1, len(frames) // 6)
+    sub = np.stack([f.max(axis=2) for f in frames[::step]])  # (k, h, w) brightest channel
+    rows = np.percentile(sub, 95, axis=(0, 2)) < BAR_LEVEL
+    cols = np.percentile(sub, 95, axis=(0, 1)) < BAR_LEVEL
+
+    def span(dark: np.ndarray) -> tuple[int, int]:
+        n = dark.size
+        a = int(np.argmin(dark)) if not dark.all() else n
+        b = n - int(np.argmin(dark[::-1])) if not dark.all() else 0
+        if b - a < n // 2:
+            return 0, n
+        return (a if a >= 2 else 0), (b if n - b >= 2 else n)
+
+    y0, y1 = span(rows)
+    x0, x1 = span(cols)
+    return y0, y1, x0, x1
+
+
+def stabilise(frames: list[np.ndarray], ref: np.ndarray, max_shift: float = 4.0,
+              axes: str = "xy") -> tuple[list[np.ndarray], list[list[float]]]:
+    """Undo a small camera shake: each frame is shifted back by its translation against ``ref`` (phase
+    correlation at half size) when that is at most ``max_shift`` px; ``axes`` limits which components
+    are trusted ("y" where the scene has no vertical edges to register on). Returns frames and shifts."""
+    import cv2
+
+    def gray(img: np.ndarray) -> np.ndarray:
+        g = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
+        return cv2.resize(g, (g.shape[1] // 2, g.shape[0] // 2), interpolation=cv2.INTER_AREA).astype(np.float32)
+
+    r = gray(ref)
+    win = cv2.createHanningWindow((r.shape[1], r.shape[0]), cv2.CV_32F)
+    out, shifts = [], []
+    for fr in frames:
+        (dx, dy), _ = cv2.phaseCorrelate(r, gray(fr), win)
+        dx, dy = 2 * dx if "x" in axes else 0.0, 2 * dy if "y" in axes else 0.0
+        if max(abs(dx), abs(dy)) > max_shift or (abs(dx) < 0.25 and abs(dy) < 0.25):
+            out.append(fr)
+            shifts.append([0.0, 0.0])
+            continue
+        m = np.float32([[1, 0, -dx], [0, 1, -dy]])
+        out.append(cv2.warpAffine(fr, m, (fr.shape[1], fr.shape[0]), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_REPLICATE))
+        shifts.append([round(dx, 2), round(dy, 2)])
+    return out, shifts
+
+
+def edge_zone(ref: np.ndarray, grow: int = 3, level: int = 24) -> np.ndarray:
+    """Bool mask of the pixels within ``grow`` px of an edge of ``ref`` (where shifts, scaling and codecs
+    change pixel values of an honest video)."""
+    import cv2
+
+    k = np.ones((3, 3), np.uint8)
+    grad = cv2.morphologyEx(ref, cv2.MORPH_GRADIENT, k).max(axis=2)
+    edges = (grad > level).astype(np.uint8)
+    return cv2.dilate(edges, np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)) > 0
+
+
+def changed(frame: np.ndarray, ref: np.ndarray, gain: np.ndarray, off: np.ndarray, level: float,
+            ignore: np.ndarray) -> np.ndarray:
+    """Bool mask of the pixels whose colour differs from ``ref`` by more than ``level`` (largest channel,
+    after undoing the fitted gain/offset), outside ``ignore``, with isolated specks removed."""
+    import cv2
+
+    m = (diff_level(frame, ref, gain, off, ignore) > level).astype(np.uint8)
+    return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
+
+
+def diff_level(frame: np.ndarray, ref: np.ndarray, gain: np.ndarray, off: np.ndarray,
+               ignore: np.ndarray) -> np.ndarray:
+    """Per pixel, the largest channel difference (uint8) of the colour-corrected frame from ``ref``;
+    0 inside ``ignore``."""
+    import cv2
+
+    d = cv2.absdiff(apply_fix(frame, gain, off), ref)
+    a, b, c = cv2.split(d)
+    m = cv2.max(cv2.max(a, b), c)
+    m[ignore] = 0
+    return m
 
 
 def blank_reason(frames: list[np.ndarray], min_frames: int = 2) -> str | None:

@@ -13,6 +13,7 @@ rule (a cut to the completed row is a valid answer).
 
 from __future__ import annotations
 
+from collections.abc import Sequence as TimeSeq
 from typing import Any
 
 import numpy as np
@@ -208,7 +209,8 @@ class Sequence(TaskFamily):
         wrong = st["distractors"][int(rng.integers(len(st["distractors"])))]
         return _fade_in(st, inst.first_frame, render_row(st, cfg, wrong), cfg)
 
-    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
+    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
+               times: TimeSeq[float] | None = None) -> VerifyResult:
         frames, bad = ft.usable(frames, cfg)
         if bad is not None:
             return bad

@@ -14,6 +14,7 @@ against renders of the tile part-way), with no other tile changing: a cut or a f
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -227,7 +228,8 @@ class Sliding(TaskFamily):
                 return Painter(st, cfg).play(start, cells)
         return [inst.first_frame] * cfg.n_frames
 
-    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig) -> VerifyResult:
+    def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
+               times: Sequence[float] | None = None) -> VerifyResult:
         from vreason.synth.sliding_check import check_video
 
         frames, bad = ft.usable(frames, cfg)
