@@ -302,3 +302,62 @@ def ease(t: float) -> float:
     """Smooth-step easing on [0, 1]."""
     t = min(1.0, max(0.0, t))
     return t * t * (3 - 2 * t)
+
+
+# ------------------------------------------------------------------ framing and time
+LETTERBOX_MAX_V = 40
+"""A border row/column is a letterbox bar when (nearly) all its pixels are this dark in every sampled frame."""
+
+
+def content_box(frames: Sequence[np.ndarray], samples: int = 6) -> tuple[int, int, int, int] | None:
+    """(x0, y0, x1, y1) of the picture inside dark letterbox/pillarbox bars, or None when there are none.
+
+    A border row or column belongs to a bar when ≥ 98% of its pixels are darker than
+    :data:`LETTERBOX_MAX_V` in every sampled frame. The picture must keep ≥ 40% of each side
+    (an all-black video has no picture to crop to)."""
+    if not len(frames):
+        return None
+    idx = np.unique(np.linspace(0, len(frames) - 1, min(samples, len(frames))).round().astype(int))
+    dark = None
+    for i in idx:
+        f = np.asarray(frames[i])
+        if f.ndim != 3 or f.shape[0] < 4 or f.shape[1] < 4:
+            return None
+        d = f[..., :3].max(axis=2) < LETTERBOX_MAX_V
+        dark = d if dark is None else (dark & d) if dark.shape == d.shape else None
+        if dark is None:
+            return None
+    h, w = dark.shape
+    rows = dark.mean(axis=1) >= 0.98
+    cols = dark.mean(axis=0) >= 0.98
+
+    def run(v: np.ndarray) -> int:
+        return int(np.argmin(v)) if not v.all() else len(v)
+
+    y0, y1 = run(rows), h - run(rows[::-1])
+    x0, x1 = run(cols), w - run(cols[::-1])
+    if y1 - y0 < 0.4 * h or x1 - x0 < 0.4 * w:
+        return None
+    if (x0, y0, x1, y1) == (0, 0, w, h):
+        return None
+    return x0, y0, x1, y1
+
+
+def crop_letterbox(frames: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[int] | None]:
+    """Frames with dark letterbox bars cut away (see :func:`content_box`) and the box used."""
+    box = content_box(frames)
+    if box is None:
+        return list(frames), None
+    x0, y0, x1, y1 = box
+    return [np.asarray(f)[y0:y1, x0:x1] for f in frames], list(box)
+
+
+END_HOLD_S = 0.15
+"""The end state must hold over the final END_HOLD_S seconds of a video (always at least its last frame)."""
+
+
+def end_window(t: np.ndarray, seconds: float = END_HOLD_S) -> np.ndarray:
+    """Indices of the frames in the last ``seconds`` of a video with frame times ``t`` (at least the last)."""
+    if len(t) == 0:
+        return np.zeros(0, dtype=int)
+    return np.flatnonzero(t >= t[-1] - seconds - 1e-9)
