@@ -102,12 +102,14 @@ def test_skip_mode_leaves_missing_metric_out():
 def test_win_rate_definition(result):
     res, _ = result
     w = res.tables["ruler_win_rate"].set_index("model")
-    assert w.loc["A", "comparisons"] == 14 and w.loc["A", "win_rate"] == pytest.approx(4 / 14)
-    assert w.loc["B", "win_rate"] == pytest.approx(10 / 14)
-    assert w.loc["A", "win_share_strict"] == pytest.approx(2 / 14)
-    assert w.loc["B", "win_share_strict"] == pytest.approx(8 / 14)
+    # 14 (instance, metric) pairs both scored: A higher on 2, tied on 4, lower on 8
+    assert w.loc["A", "comparisons"] == 14 and w.loc["A", "definition"] == "pairwise_strict"
+    assert w.loc["A", "win_rate"] == pytest.approx(2 / 14) and w.loc["B", "win_rate"] == pytest.approx(8 / 14)
+    assert w.loc["A", "pairwise_half"] == pytest.approx(4 / 14) and w.loc["B", "pairwise_half"] == pytest.approx(10 / 14)
+    assert w.loc["A", "best_share"] == pytest.approx(6 / 14) and w.loc["B", "best_share"] == pytest.approx(12 / 14)
     t = res.tables["ruler_table2"]
-    assert t[t["Category"] == "Win Rate"]["A"].iloc[0] == round(4 / 14, 3)
+    row = t[t["Category"] == "Win Rate"]
+    assert row["A"].iloc[0] == round(2 / 14, 3) and row["Metric"].iloc[0] == "pairwise_strict"
 
 
 def test_mode_split_and_per_task(result):

@@ -65,14 +65,18 @@ def test_ruler_end_to_end_writes_paper_tables(tmp_path):
     assert pd.isna(t.loc[("science", "Avg"), "m2"])  # its only science instance was unscored
     assert t.loc[("Average", "IF"), "m1"] == 75 and t.loc[("Average", "RC"), "m1"] == 41.67
     assert t.loc[("Average", "Avg"), "m1"] == 75 and t.loc[("Average", "Avg"), "m2"] == 62.5
-    assert t.loc[("Win Rate", ""), "m1"] == round(4 / 7, 3)
+    # 7 pairs both scored: maze m1 50/100/100/0 vs 100s (2 ties, 2 losses), colour 100/50/100 vs 0s
+    # (3 wins): strict pairwise 3/7 (ties ½ would give 4/7)
+    assert t.loc[("Win Rate", "pairwise_strict"), "m1"] == round(3 / 7, 3)
     split = res.tables["ruler_mode_split"].set_index(["model", "mode"])
     assert split.loc[("m1", "T2V"), "Avg"] == 81.25 and split.loc[("m1", "V2V"), "Avg"] == pytest.approx(250 / 3)
     assert res.tables["ruler_per_task"].set_index("Task").loc["maze", "m2"] == 100
     for f in ("ruler_table2.csv", "ruler_table2_ci.csv", "ruler_per_task.csv", "ruler_mode_split.csv",
               "ruler_win_rate.csv", "ruler_tables.md"):
         assert (out / f).exists()
-    assert "| science" in (out / "ruler_tables.md").read_text()
+    md = (out / "ruler_tables.md").read_text()
+    assert "| science" in md and md.startswith("> RULER-Bench: released-code defaults")
+    assert "> Win Rate (pairwise_strict):" in md
 
 
 def test_draft_checklist_validates_and_reasks(tmp_path):

@@ -163,7 +163,8 @@ class RulerProtocol(Protocol):
     image/video paths resolve against; default the data file's folder), ``check_files``
     (default True), ``frame_policy`` (default ``ruler``), ``template`` / ``template_path``,
     ``judge_role`` (default ``default``), ``missing_metric`` (``zero`` = released behaviour,
-    or ``skip``), ``n_boot`` (1000), ``level`` (0.95), ``boot_seed`` (0), ``prompt_variant``
+    or ``skip``), ``win_rate`` (``pairwise_strict`` default, ``best_share``, ``pairwise_half``;
+    see ``ruler_tables``), ``n_boot`` (1000), ``level`` (0.95), ``boot_seed`` (0), ``prompt_variant``
     (``pe`` for prompt-enhanced runs).
     """
 
@@ -208,9 +209,14 @@ class RulerProtocol(Protocol):
         from vreason.protocols.ruler_tables import aggregate_ruler
 
         o = self.options
+        from vreason.protocols.ruler_tables import DEFAULT_WIN_RATE
+
+        departing = {k: o[k] for k in ("frame_policy", "template", "template_path", "prompt_variant")
+                     if o.get(k) not in (None, "", {"frame_policy": "ruler", "template": "ruler_judge"}.get(k))}
         return aggregate_ruler(scores, samples, out_dir, missing_metric=o.get("missing_metric", "zero"),
                                n_boot=int(o.get("n_boot", 1000)), level=float(o.get("level", 0.95)),
-                               seed=int(o.get("boot_seed", 0)))
+                               seed=int(o.get("boot_seed", 0)), win_rate=str(o.get("win_rate") or DEFAULT_WIN_RATE),
+                               departing=departing)
 
 
 __all__ = ["LABELS", "LABEL_SCORE", "METRICS", "RulerChecklistScorer", "RulerProtocol",

@@ -15,11 +15,23 @@ Follows the released ``cal_acc.py`` (official-code.md §3.4):
   counted in the summary.
 
 Extras, defined here: T2V vs I2V (and V2V) = means over the instances of each mode; Table A4 =
-the instance Avg per task; win rate = for every other model and every (instance, metric) pair
-both models scored, 1 for a higher score, ½ for a tie, 0 otherwise, summed and divided by the
-number of comparisons (``win_rate``; ``win_share_strict`` counts ties as 0, closer to the
-paper's scale, whose definition is unpublished). CIs: percentile bootstrap over instances,
-stratified by category for category-macro numbers.
+the instance Avg per task. CIs: percentile bootstrap over instances, stratified by category for
+category-macro numbers.
+
+Win rate: the paper shows a "Win Rate" row under Table 2 without defining it, and the released
+code has none. Its ten values average 0.240. Every definition here compares models on the
+(instance, metric) pairs that all compared models scored:
+
+* ``pairwise_strict`` (default): against every other model, 1 for a higher score, 0 for a tie or
+  a lower one, summed over opponents and pairs / the number of comparisons. The mean over models
+  is (1 − tie share) / 2, so the many ties of a 3-level checklist bring it to the paper's ~0.24;
+* ``best_share``: the share of pairs on which the model has the highest score, every tied model
+  counted as best. The mean over models is (models tied at the top) / (models), also ≪ 0.5;
+* ``pairwise_half``: as ``pairwise_strict`` with ties counted ½. The mean over models is always
+  exactly 0.5, so it cannot reproduce the published row (0.240 on average); kept for reference.
+
+A reader who takes "win rate" as the usual head-to-head rate and finds it averaging 0.24 gets
+``pairwise_strict``; all three are in ``ruler_win_rate``, and Table 2 names the one it shows.
 """
 
 from __future__ import annotations
@@ -143,29 +155,47 @@ def bootstrap_cis(inst: pd.DataFrame, *, n_boot: int = 1000, level: float = 0.95
     return pd.DataFrame(rows, columns=["model", "category", "metric", "mean", "ci_low", "ci_high", "n"])
 
 
-def win_rates(inst: pd.DataFrame) -> pd.DataFrame:
-    """model, wins, comparisons, win_rate (ties ½), win_share_strict (ties 0), over (instance, metric)."""
-    from vreason.aggregate.stats import win_rate
+WIN_RATE_DEFINITIONS: dict[str, str] = {
+    "pairwise_strict": "head-to-head over (instance, metric) pairs: a higher score 1, a tie or lower 0",
+    "best_share": "share of (instance, metric) pairs where the model has the top score (ties: every tied model)",
+    "pairwise_half": "head-to-head over (instance, metric) pairs: higher 1, tie 1/2, lower 0 (averages 0.5)",
+}
+DEFAULT_WIN_RATE = "pairwise_strict"
 
+
+def win_rates(inst: pd.DataFrame, definition: str = DEFAULT_WIN_RATE) -> pd.DataFrame:
+    """Per model: wins, comparisons, ``win_rate`` (the chosen definition) and every definition
+    (``pairwise_strict``, ``best_share``, ``pairwise_half``), over (instance, metric) pairs."""
+    if definition not in WIN_RATE_DEFINITIONS:
+        raise ValueError(f"win rate definition must be one of {list(WIN_RATE_DEFINITIONS)}, got {definition!r}")
     long = inst.melt(id_vars=["model", "sample_id"], value_vars=list(CODES), var_name="metric",
                      value_name="value").dropna(subset=["value"])
-    cols = ["model", "wins", "comparisons", "win_rate", "win_share_strict"]
+    cols = ["model", "definition", "win_rate", "wins", "comparisons", *WIN_RATE_DEFINITIONS, "n_pairs_best"]
     if long["model"].nunique() < 2:
         return pd.DataFrame(columns=cols)
-    per_model, _ = win_rate(long, "model", ["sample_id", "metric"], "value")
     wide = long.pivot_table(index=["sample_id", "metric"], columns="model", values="value", aggfunc="mean")
-    strict = {}
-    for a in wide.columns:
-        won = total = 0
-        for b in wide.columns:
-            if a == b:
+    mat = wide.to_numpy(dtype=float)
+    rows = []
+    full = ~np.isnan(mat).any(axis=1)  # pairs every model scored: the field for "best"
+    top = np.nanmax(mat[full], axis=1) if full.any() else np.array([])
+    for i, a in enumerate(wide.columns):
+        won = tied = total = 0
+        for j in range(mat.shape[1]):
+            if i == j:
                 continue
-            both = wide[[a, b]].dropna()
-            won += int((both[a] > both[b]).sum())
-            total += len(both)
-        strict[a] = won / total if total else np.nan
-    per_model["win_share_strict"] = per_model["model"].map(strict)
-    return per_model[cols]
+            both = ~np.isnan(mat[:, i]) & ~np.isnan(mat[:, j])
+            won += int((mat[both, i] > mat[both, j]).sum())
+            tied += int((mat[both, i] == mat[both, j]).sum())
+            total += int(both.sum())
+        best = int((mat[full, i] >= top).sum()) if full.any() else 0
+        rates = {"pairwise_strict": won / total if total else np.nan,
+                 "pairwise_half": (won + 0.5 * tied) / total if total else np.nan,
+                 "best_share": best / int(full.sum()) if full.any() else np.nan}
+        wins = {"pairwise_strict": won, "pairwise_half": won + 0.5 * tied, "best_share": best}[definition]
+        comps = int(full.sum()) if definition == "best_share" else total
+        rows.append({"model": a, "definition": definition, "win_rate": rates[definition], "wins": wins,
+                     "comparisons": comps, **rates, "n_pairs_best": int(full.sum())})
+    return pd.DataFrame(rows, columns=cols)
 
 
 def mode_split(inst: pd.DataFrame, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
@@ -196,7 +226,8 @@ def per_task_table(inst: pd.DataFrame) -> pd.DataFrame:
 
 
 def table2(cat: pd.DataFrame, overall: pd.DataFrame, wins: pd.DataFrame) -> pd.DataFrame:
-    """Paper layout: rows (Category, Metric) incl. Avg rows, the Average block and Win Rate."""
+    """Paper layout: rows (Category, Metric) incl. Avg rows, the Average block and the Win Rate
+    row, whose Metric cell names the win-rate definition shown."""
     models = sorted(cat["model"].unique())
     rows: list[dict[str, Any]] = []
     for c in _cat_order(cat["category"].unique()):
@@ -210,7 +241,7 @@ def table2(cat: pd.DataFrame, overall: pd.DataFrame, wins: pd.DataFrame) -> pd.D
                      **{mod: round(float(vals.get(mod, np.nan)), 2) for mod in models}})
     if not wins.empty:
         w = wins.set_index("model")["win_rate"]
-        rows.append({"Category": "Win Rate", "Metric": "",
+        rows.append({"Category": "Win Rate", "Metric": str(wins["definition"].iloc[0]),
                      **{mod: round(float(w.get(mod, np.nan)), 3) for mod in models}})
     return pd.DataFrame(rows, columns=["Category", "Metric", *models])
 
@@ -233,18 +264,40 @@ def table2_ci(ci: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["Category", "Metric", *models])
 
 
-def _write(tables: dict[str, pd.DataFrame], out_dir: str) -> None:
+def _write(tables: dict[str, pd.DataFrame], out_dir: str, header: list[str] | None = None) -> None:
+    import os
+
     from vreason.report.writer import write_table_bundle
 
     write_table_bundle(tables, out_dir, "ruler_tables.md")
+    if header:
+        md = os.path.join(out_dir, "ruler_tables.md")
+        with open(md, encoding="utf-8") as fh:
+            body = fh.read()
+        with open(md, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(f"> {h}" for h in header) + "\n\n" + body)
+
+
+def header_lines(*, missing_metric: str, win_rate: str, extra: dict[str, Any] | None = None) -> list[str]:
+    """Report-header lines: options departing from the released code and the definitions used."""
+    off = {"missing_metric": missing_metric} if missing_metric != "zero" else {}
+    off.update({k: v for k, v in (extra or {}).items()})
+    departs = ", ".join(f"{k}={v}" for k, v in off.items())
+    return [
+        "RULER-Bench: " + (f"options departing from the released code: {departs}" if off
+                           else "released-code defaults (no departing option)"),
+        f"Win Rate ({win_rate}): {WIN_RATE_DEFINITIONS[win_rate]}. The paper does not define it; "
+        "see ruler_win_rate for every definition.",
+    ]
 
 
 def aggregate_ruler(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *, missing_metric: str = "zero",
-                    n_boot: int = 1000, level: float = 0.95, seed: int = 0, write: bool = True) -> AggregateResult:
+                    n_boot: int = 1000, level: float = 0.95, seed: int = 0, write: bool = True,
+                    win_rate: str = DEFAULT_WIN_RATE, departing: dict[str, Any] | None = None) -> AggregateResult:
     inst = instance_table(scores, samples, missing_metric=missing_metric)
     cat = category_means(inst)
     overall = overall_means(cat)
-    wins = win_rates(inst) if not inst.empty else pd.DataFrame()
+    wins = win_rates(inst, win_rate) if not inst.empty else pd.DataFrame()
     ci = bootstrap_cis(inst, n_boot=n_boot, level=level, seed=seed) if not inst.empty else pd.DataFrame(
         columns=["model", "category", "metric", "mean", "ci_low", "ci_high", "n"])
     tables = {
@@ -267,10 +320,10 @@ def aggregate_ruler(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
         "units_not_scored": {f"{m}/{s}": int(n) for (m, s), n in bad.groupby(["model", "status"]).size().items()}
         if not bad.empty else {},
         "overall": {m: {r["metric"]: r["value"] for _, r in g.iterrows()} for m, g in overall.groupby("model")},
-        "win_rate_definition": "per model: over every other model and every (instance, metric) pair both scored, "
-                               "1 if higher, 0.5 if tied, 0 if lower; summed / number of comparisons",
+        "win_rate_definition": {"name": win_rate, "text": WIN_RATE_DEFINITIONS[win_rate]},
+        "header": header_lines(missing_metric=missing_metric, win_rate=win_rate, extra=departing),
         "bootstrap": {"n_boot": n_boot, "level": level, "seed": seed, "unit": "instance, stratified by category"},
     }
     if write:
-        _write({k: v for k, v in tables.items() if not v.empty}, out_dir)
+        _write({k: v for k, v in tables.items() if not v.empty}, out_dir, summary["header"])
     return AggregateResult(tables=tables, summary=summary)
