@@ -192,7 +192,7 @@ def run(
     summary = Runner(cfg, console=console).run()
     _print_summary(summary.as_dict())
     if dry_run:
-        _print_plan(summary.plan)
+        _print_plan(summary.plan, summary.judge_stats)
     code = exit_code(summary)
     if code:
         raise typer.Exit(code)
@@ -222,8 +222,8 @@ def _print_summary(s: dict[str, Any]) -> None:
                       "`--retry-failed` re-runs the failed units", soft_wrap=True)
 
 
-def _print_plan(plan: dict[str, Any]) -> None:
-    """A dry run's plan: units per model × scorer and videos per model by source."""
+def _print_plan(plan: dict[str, Any], judge_stats: dict[str, dict[str, Any]]) -> None:
+    """A dry run's plan: units per model × scorer, videos per model by source, judge requests and cost."""
     t = Table(title="plan (dry run: nothing generated, stored or sent)")
     t.add_column("model × scorer")
     t.add_column("units", justify="right")
@@ -237,6 +237,17 @@ def _print_plan(plan: dict[str, Any]) -> None:
     for model, row in sorted(plan.get("videos", {}).items()):
         v.add_row(model, ", ".join(f"{k}: {n}" for k, n in sorted(row.items())))
     console.print(v)
+    j = Table(title="judge requests (estimated)")
+    for col in ("role", "requests", "images", "prompt tokens", "cost (USD)"):
+        j.add_column(col, justify="left" if col == "role" else "right")
+    for role, st in sorted(judge_stats.items()):
+        cost = st.get("estimated_cost") or 0.0
+        j.add_row(role, str(st.get("estimated_requests", 0)), str(st.get("estimated_images", 0)),
+                  str(st.get("estimated_prompt_tokens", 0)),
+                  f"{cost:.2f}" if cost else "unknown (no price for this model: set price in a judge YAML)")
+    if not judge_stats:
+        j.add_row("–", "0", "0", "0", "0 (no judge in this protocol's plan)")
+    console.print(j)
 
 
 @app.command()

@@ -9,14 +9,16 @@ from __future__ import annotations
 import difflib
 import inspect
 import os
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from vreason.errors import ConfigError
 from vreason.records import Sample
 
-# Options each built-in protocol reads (from ``--opt`` and the run flags), for protocols whose
-# constructor takes ``**options``; a protocol can declare its own as ``option_keys``.
+# Options each built-in protocol reads beyond those its own module reads (found by
+# :func:`options_read_by`), for protocols whose constructor takes ``**options``; a protocol can
+# declare its complete set as ``option_keys``.
 BUILTIN_OPTION_KEYS: dict[str, frozenset[str]] = {
     "synth": frozenset({"data", "videos", "families", "difficulties", "per_task", "seed", "width", "height", "fps",
                         "seconds", "write_videos", "shortcut_mode", "max_frames"}),
@@ -39,6 +41,19 @@ def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
     return f"; did you mean {', '.join(near)}?" if near else ""
 
 
+_READ_OPTION = re.compile(r"""\b(?:options|o|opts)(?:\.get\(|\[)\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
+
+
+def options_read_by(cls: Any) -> set[str]:
+    """Option names the class's module reads (``options.get("k")``, ``o["k"]``…), so an option a
+    protocol gains is known without another list to keep in step."""
+    try:
+        src = inspect.getsource(inspect.getmodule(cls))
+    except (OSError, TypeError):
+        return set()
+    return set(_READ_OPTION.findall(src))
+
+
 def known_option_keys(protocol_cls: Any) -> frozenset[str] | None:
     """The option names a protocol accepts, or ``None`` when it cannot be known (accept all)."""
     declared = getattr(protocol_cls, "option_keys", None)
@@ -49,7 +64,9 @@ def known_option_keys(protocol_cls: Any) -> frozenset[str] | None:
     if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
         return frozenset(named) | INTERNAL_OPTIONS
     table = BUILTIN_OPTION_KEYS.get(getattr(protocol_cls, "name", ""))
-    return None if table is None else table | frozenset(named) | INTERNAL_OPTIONS
+    if table is None:
+        return None
+    return table | frozenset(named) | frozenset(options_read_by(protocol_cls)) | INTERNAL_OPTIONS
 
 
 def check_option_keys(protocol: str, protocol_cls: Any, keys: Iterable[str]) -> None:

@@ -18,7 +18,7 @@ from rich.text import Text
 from vreason.errors import ConfigError
 from vreason.records import Sample, Score, Video, VideoStatus
 from vreason.registry import benchmarks, load_builtins
-from vreason.runner import checks, outcome
+from vreason.runner import checks, outcome, work
 from vreason.runner.executor import Job, LocalExecutor
 from vreason.runner.guard import RunLock, check_plan, check_samples, clear_run_dir, fingerprint, plan_of
 from vreason.runner.progress import make_progress
@@ -280,11 +280,11 @@ class Runner:
             for _, m, _, sname in keys:
                 row = uplan.setdefault(f"{m} × {sname}", {"total": 0, "to do": 0})
                 row[col] += 1
+        self.summary.units_total, self.summary.units_skipped = len(wanted), len(wanted) - len(todo)
         if self.cfg.dry_run:  # only judged scorers matter for an estimate
             io_names = {sc.name for sc in scorers if sc.kind == "io"}
             scorers = [sc for sc in scorers if sc.name in io_names]
             todo = [k for k in todo if k[3] in io_names]
-        self.summary.units_total, self.summary.units_skipped = len(wanted), len(wanted) - len(todo)
         scorer_by_name = {sc.name: sc for sc in scorers}
         worker_ctx = ctx.for_worker()
         jobs: list[Job] = []
@@ -316,8 +316,8 @@ class Runner:
                     prog.advance(task)
 
                 await executor.run(jobs, done)
-        final = self.store.unit_status()
-        for key in wanted:
+        final = {} if self.cfg.dry_run else self.store.unit_status()
+        for key in wanted if not self.cfg.dry_run else ():
             st = final.get(key, "not run")
             self.summary.units_final[st] = self.summary.units_final.get(st, 0) + 1
         self.summary.seconds["score"] = time.perf_counter() - t0
@@ -406,4 +406,8 @@ class Runner:
         if self.cfg.dry_run:
             opts["dry_run"] = True
         opts.setdefault("cache_path", os.path.join(self.store.run_dir, "judge_cache.sqlite"))
-        return {role: make_judge(spec, **opts) for role, spec in self.cfg.judges.items()}
+        out = {}
+        for role, spec in self.cfg.judges.items():
+            with work.placeholder_key(spec, self.cfg.dry_run):
+                out[role] = make_judge(spec, **opts)
+        return out
