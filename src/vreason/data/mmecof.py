@@ -12,7 +12,7 @@ names, the first one present in a record wins. The documented default
     visual_hint_image: hint_image_path
     prompt_no_hint: instruction
     prompt_text_hint: instruction_text_hint
-    prompt_visual_hint: instruction_visual_hint
+    prompt_visual_hint: instruction_visual_hint   # no default: see MmeCofProtocol visual_prompt
     text_hint: hint            # used only when prompt_text_hint is absent: prompt + " " + hint
     steps: reasoning_steps     # a list of strings, or one string with one step per line
 
@@ -193,10 +193,11 @@ def record_to_sample(rec: dict[str, Any], fmap: FieldMap, *, root: str | None, w
             raise RecordError(where, f"sample {rid}: {label} {p!r} does not exist under {root}")
     variants = {"text": str(text_prompt)}
     has_visual = vis_image is not None
-    if has_visual:
-        # a secondary source says the visual hint comes on top of the text hint; without a
-        # visual-hint prompt the text-hint prompt is used with the annotated image
-        variants["visual"] = str(vis_prompt) if vis_prompt is not None else str(text_prompt)
+    if has_visual and vis_prompt is not None:
+        variants["visual"] = str(vis_prompt)
+    # without a visual-hint prompt nothing is filled in here: a visual-hint run reports the
+    # sample, or pairs the annotated image with the text-hint prompt only when asked to
+    # (MmeCofProtocol option visual_prompt=text_hint)
     return Sample(
         id=safe_id_from(str(rid)),
         benchmark="mmecof",
@@ -208,7 +209,8 @@ def record_to_sample(rec: dict[str, Any], fmap: FieldMap, *, root: str | None, w
         input_image=image,
         rubric=[RubricItem(id=f"s{i}", kind="step", text=s, expected="yes") for i, s in enumerate(steps, 1)],
         root=root,
-        metadata={"visual_hint_image": vis_image, "has_visual_hint": has_visual, "source_id": str(rid),
+        metadata={"visual_hint_image": vis_image, "has_visual_hint": has_visual,
+                  "has_visual_hint_prompt": vis_prompt is not None, "source_id": str(rid),
                   "known_category": category in CATEGORIES},
     )
 
@@ -290,4 +292,6 @@ def hint_inputs(sample: Sample, hint: str) -> tuple[str, str | None]:
         return sample.prompt_for("text"), sample.resolve(sample.input_image)
     if not sample.metadata.get("has_visual_hint"):
         raise KeyError(f"sample {sample.id} has no visual hint")
+    if "visual" not in sample.prompt_variants:
+        raise KeyError(f"sample {sample.id} has a visual-hint image but no visual-hint prompt")
     return sample.prompt_for("visual"), sample.resolve(sample.metadata["visual_hint_image"])

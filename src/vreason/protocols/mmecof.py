@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from vreason.data.mmecof import HINTS, hint_inputs, load_mmecof
+from vreason.data.mmecof import HINTS, VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import interleave, judge_for, load_image
@@ -26,6 +26,9 @@ from vreason.records import Evidence, Sample, Score, ScoreStatus, Video, normali
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
 
+VISUAL_PROMPT_MODES = ("require", "text_hint")
+"""``visual_prompt``: a visual-hint sample without a visual-hint prompt is an error (``require``,
+default) or gets the text-hint prompt with the annotated image (``text_hint``, recorded)."""
 GQ_KEYS = {"CS": "consistency", "TC": "temporal_consistency", "VS": "visual_stability",
            "Hallu": "hallucination", "PG": "physics_grounding"}
 
@@ -214,7 +217,8 @@ class MmeCofProtocol(Protocol):
     """MME-CoF-Pro: per-step Reasoning Score under hint settings, plus generation quality.
 
     Options: ``data`` (JSONL/JSON/parquet or folder; required), ``field_map`` (YAML path or dict),
-    ``root``, ``hint`` (``none`` | ``text`` | ``visual``; default ``none``), ``frame_policy``
+    ``root``, ``hint`` (``none`` | ``text`` | ``visual``; default ``none``), ``visual_prompt``
+    (``require`` | ``text_hint``, see :data:`VISUAL_PROMPT_MODES`), ``frame_policy``
     (default ``mmecof`` = every 10th frame), ``quality`` (run the generation-quality judge;
     default True), ``quality_scale`` (default ``0-9``), ``step_template`` / ``quality_template``
     (+ ``*_template_path``), ``judge_role`` / ``quality_judge_role``, ``compare_runs`` (hint →
@@ -232,21 +236,51 @@ class MmeCofProtocol(Protocol):
             raise ConfigError(f"mmecof --hint must be one of {', '.join(HINTS)}, got {h!r}")
         return h
 
+    @property
+    def visual_prompt(self) -> str:
+        v = str(self.options.get("visual_prompt") or "require")
+        if v not in VISUAL_PROMPT_MODES:
+            raise ConfigError(f"mmecof visual_prompt must be one of {', '.join(VISUAL_PROMPT_MODES)}, got {v!r}")
+        return v
+
     def load(self) -> LoadResult:
         data = self.options.get("data")
         if not data:
             raise ConfigError("mmecof needs --data pointing at the MME-CoF-Pro records (JSONL/JSON/parquet)")
         hint = self.hint
-        res = load_mmecof(str(data), field_map=self.options.get("field_map"), root=self.options.get("root"))
+        fmap = load_field_map(self.options.get("field_map"))
+        res = load_mmecof(str(data), field_map=fmap, root=self.options.get("root"))
+        if hint == "visual" and res.samples and not any(s.metadata.get("has_visual_hint") for s in res.samples):
+            raise ConfigError(
+                "mmecof --hint visual: no record has a visual-hint image (fields tried: "
+                f"{', '.join(fmap.visual_hint_image)}); the run would silently fall back to another "
+                "setting. Name the field with --opt field_map=fields.yaml (visual_hint_image: ...).")
         out: list[Sample] = []
         self.skipped: list[str] = []
         for s in res.samples:
-            if hint == "visual" and not s.metadata.get("has_visual_hint"):
-                self.skipped.append(s.id)  # the visual-hint setting covers the 8 mini categories only
-                continue
+            meta = {**s.metadata, "hint": hint, "prompt_no_hint": s.prompt, "image_no_hint": s.input_image}
+            if hint == "visual":
+                if not s.metadata.get("has_visual_hint"):
+                    self.skipped.append(s.id)
+                    why = ("has no visual-hint image" if s.category in VISUAL_HINT_CATEGORIES else
+                           f"category {s.category!r} has no visual-hint setting (MME-CoF-Pro-mini: 8 categories)")
+                    res.errors.append({"where": s.id, "reason": f"not run under --hint visual: {why}"})
+                    continue
+                if "visual" not in s.prompt_variants:
+                    if self.visual_prompt != "text_hint":
+                        self.skipped.append(s.id)
+                        res.errors.append({"where": s.id, "reason": (
+                            "has a visual-hint image but no visual-hint prompt (fields tried: "
+                            f"{', '.join(fmap.prompt_visual_hint)}); map the field, or pass "
+                            "--opt visual_prompt=text_hint to pair the image with the text-hint prompt")})
+                        continue
+                    s = s.model_copy(update={"prompt_variants": {**s.prompt_variants,
+                                                                 "visual": s.prompt_for("text")}})
+                    meta["visual_prompt_source"] = "text_hint"
+                else:
+                    meta["visual_prompt_source"] = "visual_hint"
             prompt, _ = hint_inputs(s, hint)
             image = s.metadata["visual_hint_image"] if hint == "visual" else s.input_image
-            meta = {**s.metadata, "hint": hint, "prompt_no_hint": s.prompt, "image_no_hint": s.input_image}
             out.append(s.model_copy(update={"prompt": prompt, "input_image": image, "metadata": meta}))
         return LoadResult(samples=out, errors=res.errors)
 
