@@ -58,3 +58,10 @@ def test_mini_category_sample_without_hint_image_is_reported(tmp_path):
     assert res.samples[0].metadata["visual_prompt_source"] == "visual_hint"
     reasons = {e["where"]: e["reason"] for e in res.errors}
     assert reasons["gui-003"] == "not run under --hint visual: has no visual-hint image"
+
+
+def test_tables_header_names_departing_options():
+    from vreason.protocols.mmecof_tables import header_lines
+
+    assert header_lines()[0].endswith("paper defaults (no departing option)")
+    assert header_lines({"frame_policy": "every:5"})[0].endswith("options departing from it: frame_policy=every:5")

@@ -302,7 +302,10 @@ class MmeCofProtocol(Protocol):
         from vreason.protocols.mmecof_tables import aggregate_mmecof
 
         o = self.options
-        return aggregate_mmecof(scores, samples, out_dir, default_hint=self.hint,
+        paper = {"frame_policy": "mmecof", "quality_scale": "0-9", "visual_prompt": "require", "quality": True}
+        departing = {k: o[k] for k in (*paper, "step_template", "quality_template")
+                     if k in o and o[k] is not None and o[k] != paper.get(k)}
+        return aggregate_mmecof(scores, samples, out_dir, default_hint=self.hint, departing=departing,
                                 other_runs=o.get("compare_runs") or {}, n_boot=int(o.get("n_boot", 1000)),
                                 level=float(o.get("level", 0.95)), seed=int(o.get("boot_seed", 0)))
 

@@ -214,15 +214,34 @@ def paper_table(inst: pd.DataFrame, hint: str, metrics: tuple[str, ...], *, visu
     return pd.DataFrame(rows, columns=["Category", "Metric", *models])
 
 
-def _write(tables: dict[str, pd.DataFrame], out_dir: str) -> None:
+def _write(tables: dict[str, pd.DataFrame], out_dir: str, header: list[str] | None = None) -> None:
+    import os
+
     from vreason.report.writer import write_table_bundle
 
     write_table_bundle(tables, out_dir, "mmecof_tables.md")
+    if header:
+        md = os.path.join(out_dir, "mmecof_tables.md")
+        with open(md, encoding="utf-8") as fh:
+            body = fh.read()
+        with open(md, "w", encoding="utf-8") as fh:
+            fh.write("\n".join(f"> {h}" for h in header) + "\n\n" + body)
+
+
+def header_lines(departing: dict[str, Any] | None = None) -> list[str]:
+    """Report-header lines: options departing from the paper's protocol and the definitions used."""
+    off = ", ".join(f"{k}={v}" for k, v in (departing or {}).items())
+    return [
+        "MME-CoF-Pro (no released code; the paper's protocol): "
+        + (f"options departing from it: {off}" if off else "paper defaults (no departing option)"),
+        "Definitions: RS = completed steps / steps x 100 (every 10th frame, one judge call per step); "
+        "Average = unweighted mean over categories; deltas paired per sample.",
+    ]
 
 
 def aggregate_mmecof(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *, default_hint: str = "none",
                      other_runs: dict[str, Any] | None = None, n_boot: int = 1000, level: float = 0.95,
-                     seed: int = 0, write: bool = True) -> AggregateResult:
+                     seed: int = 0, write: bool = True, departing: dict[str, Any] | None = None) -> AggregateResult:
     allscores = combine_runs(scores, default_hint, other_runs)
     if "scorer" in allscores.columns:
         allscores = allscores[allscores["scorer"].isin(["mmecof_rs", "mmecof_gq"])]
@@ -259,7 +278,8 @@ def aggregate_mmecof(scores: pd.DataFrame, samples: list[Sample], out_dir: str, 
         if not bad.empty and "scorer" in bad.columns else {},
         "bootstrap": {"n_boot": n_boot, "level": level, "seed": seed},
         "average_definition": "unweighted mean over categories of per-category means over samples",
+        "header": header_lines(departing),
     }
     if write:
-        _write({k: v for k, v in tables.items() if not v.empty}, out_dir)
+        _write({k: v for k, v in tables.items() if not v.empty}, out_dir, summary["header"])
     return AggregateResult(tables=tables, summary=summary)
