@@ -15,6 +15,12 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from vreason.runner import deathguard
+
+# every forkserver pool of this process (the runner's and any other) gets workers that exit when
+# this process dies, kill -9 included (see vreason.runner.deathguard)
+deathguard.install()
+
 
 @dataclass
 class Job:
@@ -26,12 +32,15 @@ class Job:
 
 
 def _worker_init() -> None:
-    """Workers ignore Ctrl-C: the main process decides, cancels and shuts the pool down."""
+    """Workers ignore Ctrl-C: the main process decides, cancels and shuts the pool down.
+    They exit by themselves when the main process dies (:func:`deathguard.die_with_parent`)."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # one worker per core already fills the machine: codec threads inside a worker only contend
     os.environ.setdefault("VREASON_CODEC_THREADS", "1")
+    deathguard.die_with_parent()
+
 
 
 def default_workers() -> int:
@@ -49,6 +58,7 @@ class LocalExecutor:
             return None  # run CPU work in a thread of this process (tests, debugging)
         if self._pool is None:
             ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else None
+            deathguard.install()
             self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_worker_init)
         return self._pool
 
