@@ -198,9 +198,10 @@ def test_write_report_files_and_content(tmp_path):
     assert res.tables["headline"].set_index("model").loc["A", "maze"] in report
     assert report.index("### headline") < report.index("### overall")
     assert "![pass_rate_by_family](pass_rate_by_family.png)" in report
-    fail_part = report[report.index("## Failures"):]
+    assert "## Failures" not in report
+    fail_part = report[report.index("## Errors"):]
     assert "judge reply unparseable" in fail_part and "video unreadable: A/s1/1.mp4" in fail_part
-    assert "### Failed units" in fail_part and "- **failed units**: 1" in report
+    assert "### Failed units by reason" in fail_part and "- **failed units**: 1" in report
     assert "## Run details" in report and '"protocol": {' in report
     assert (out / "failed_units.csv").exists()
 

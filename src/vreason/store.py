@@ -15,6 +15,7 @@ import datetime as _dt
 import json
 import os
 import platform
+import re
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -59,8 +60,18 @@ def _now_iso() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
 
 
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
+_URL_SECRET_PARAM = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access_token|secret|password|sig)=)[^&\s#]+")
+
+
+def redact_text(text: str) -> str:
+    """Credentials inside URLs (``https://user:key@host``, ``?key=…``) replaced by ``***``."""
+    return _URL_SECRET_PARAM.sub(r"\1***", _URL_CREDENTIALS.sub(r"\1***@", text))
+
+
 def redact(obj: Any) -> Any:
-    """Drop values whose key looks like a secret (config is stored; secrets never are)."""
+    """Drop values whose key looks like a secret and credentials inside URLs (config is stored;
+    secrets never are)."""
     if isinstance(obj, dict):
         return {
             k: ("***" if any(h in str(k).lower() for h in _SECRET_HINTS) and v else redact(v))
@@ -68,6 +79,8 @@ def redact(obj: Any) -> Any:
         }
     if isinstance(obj, list | tuple):
         return [redact(v) for v in obj]
+    if isinstance(obj, str):
+        return redact_text(obj)
     return obj
 
 

@@ -147,3 +147,33 @@ def status_counts(df: pd.DataFrame) -> dict[str, Any]:
         out["models"] = sorted(str(m) for m in df["model"].dropna().unique())
     out["by_status"] = {str(k): int(v) for k, v in status_of(df).value_counts().sort_index().items()}
     return out
+
+
+def reason_kind(reason: Any) -> str:
+    """The kind of a failure reason: its text before the first ``": "`` (``"video missing: no video for
+    s003 …"`` → ``"video missing"``), so reasons that differ only by sample or path group together."""
+    text = "" if reason is None or (isinstance(reason, float) and math.isnan(reason)) else str(reason)
+    head = text.split(": ", 1)[0].strip() if ": " in text else text.strip()
+    return (head or "?")[:100]
+
+
+def errors_by_reason(units: pd.DataFrame) -> pd.DataFrame:
+    """Failed units grouped by the kind of their reason: count, status, scorers, models and one example."""
+    cols = ["reason", "count", "status", "scorers", "models", "example"]
+    if units.empty:
+        return pd.DataFrame(columns=cols)
+    reasons = units["reason"] if "reason" in units.columns else [None] * len(units)
+    frame = units.assign(status=status_of(units), kind=[reason_kind(r) for r in reasons])
+    frame = frame[frame["status"] != "ok"]
+    rows = []
+    for (kind, status), grp in frame.groupby(["kind", "status"], sort=False):
+        first = grp.iloc[0]
+        where = "/".join(str(first[c]) for c in ("sample_id", "model", "seed", "scorer") if c in grp.columns)
+        rows.append({
+            "reason": kind, "count": int(len(grp)), "status": status,
+            "scorers": ", ".join(sorted({str(x) for x in grp["scorer"]})) if "scorer" in grp.columns else "",
+            "models": ", ".join(sorted({str(x) for x in grp["model"]})) if "model" in grp.columns else "",
+            "example": f"{where}: {first.get('reason', '')}"[:300],
+        })
+    out = pd.DataFrame(rows, columns=cols)
+    return out.sort_values(["count", "reason"], ascending=[False, True], kind="stable").reset_index(drop=True)

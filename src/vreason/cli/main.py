@@ -11,6 +11,7 @@ from typing import Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from vreason import __version__
 from vreason.errors import ConfigError, VReasonError
@@ -212,11 +213,18 @@ def _print_summary(s: dict[str, Any]) -> None:
     for role, st in s.get("judge_stats", {}).items():
         shown = {k: v for k, v in st.items() if v not in (0, 0.0, None, {}, [])}
         console.print(f"judge [bold]{role}[/]: " + ", ".join(f"{k} {v}" for k, v in shown.items()), soft_wrap=True)
-    reasons = sorted(s.get("failure_reasons", {}).items(), key=lambda kv: -kv[1])
-    for reason, n in reasons[:8]:
-        console.print(f"[yellow]{n:>5} ×[/] {reason}")
+    from vreason.aggregate.tables import reason_kind
+
+    kinds: dict[str, list[Any]] = {}
+    for reason, n in s.get("failure_reasons", {}).items():
+        entry = kinds.setdefault(reason_kind(reason), [0, reason])
+        entry[0] += n
+    reasons = sorted(kinds.items(), key=lambda kv: -kv[1][0])
+    for kind, (n, example) in reasons[:8]:
+        shown = example if example == kind else f"{kind} (e.g. {example})"
+        console.print(Text.assemble((f"{n:>5} ×", "yellow"), f" {shown}"), soft_wrap=True)
     if len(reasons) > 8:
-        console.print(f"… {len(reasons) - 8} more error reasons (see the run's report)")
+        console.print(f"… {len(reasons) - 8} more kinds of errors (see the run's report)")
     if s.get("finished_with_errors"):
         console.print("[bold yellow]finished with errors[/] (exit code 3): results are saved; "
                       "`--retry-failed` re-runs the failed units", soft_wrap=True)
@@ -298,8 +306,6 @@ def main() -> None:
         app()
     except (VReasonError, FileNotFoundError, KeyError, ImportError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        from rich.text import Text
-
         console.print(Text.assemble(("error", "bold red"), f": {msg}"), soft_wrap=True)
         sys.exit(2)
 

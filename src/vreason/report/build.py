@@ -31,6 +31,7 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
         "units": counts["units"],
         "load_errors": len(store.get_meta("load_errors", []) or []),
         "failures": failures,
+        "import_errors": store.get_meta("import_errors", []) or [],
         "versions": man.get("versions", {}),
         "config": man.get("config", {}),
     }

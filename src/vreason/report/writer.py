@@ -1,7 +1,9 @@
 """Write an aggregate result as files: ``<table>.md`` / ``<table>.csv``, ``summary.json``, ``report.md``.
 
 ``report.md`` holds a header (title and run meta), every table in Markdown, the charts as image
-links, and a "Failures" section with error/unscored counts by reason.
+links, and an "Errors" section: failed units grouped by reason with counts, non-ok scores, and
+videos that could not be imported. Text from data (categories, tasks, prompts, reasons) is escaped
+so ``|``, newlines or HTML cannot break a table or inject markup; URL credentials are redacted.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Any
 
 import pandas as pd
 
-from vreason.aggregate.tables import failures_table, status_counts
+from vreason.aggregate.tables import errors_by_reason, failures_table, status_counts
 from vreason.protocols.base import AggregateResult
 
 MAX_FAILURE_ROWS = 50
@@ -29,7 +31,7 @@ def write_table_bundle(tables: dict[str, pd.DataFrame], out_dir: str, md_name: s
     md = []
     for name, t in tables.items():
         t.to_csv(os.path.join(out_dir, f"{name}.csv"), index=False)
-        md.append(f"## {name}\n\n{t.to_markdown(index=False)}\n")
+        md.append(f"## {md_text(name)}\n\n{_escaped(t).to_markdown(index=False)}\n")
     with open(os.path.join(out_dir, md_name), "w", encoding="utf-8") as fh:
         fh.write("\n".join(md))
 
@@ -56,10 +58,33 @@ def _jsonable(obj: Any) -> Any:
     return str(obj)
 
 
+_MD_ESCAPES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "|": "\\|", "`": "&#96;"}
+
+
+def md_text(value: Any) -> str:
+    """Text safe inside a Markdown table cell or line: HTML and ``|`` escaped, newlines as ``<br>``,
+    URL credentials redacted."""
+    from vreason.store import redact_text
+
+    text = "".join(_MD_ESCAPES.get(ch, ch) for ch in redact_text(str(value)))
+    return text.replace("\r\n", "\n").replace("\r", "\n").replace("\n", "<br>")
+
+
+def _escaped(table: pd.DataFrame) -> pd.DataFrame:
+    """String cells and column names escaped with :func:`md_text`; numbers untouched."""
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = pd.Series([md_text(v) if isinstance(v, str) else v for v in out[col]], index=out.index,
+                                 dtype=object)
+    out.columns = [md_text(c) for c in out.columns]
+    return out
+
+
 def _markdown(table: pd.DataFrame) -> str:
     if table.empty:
         return "_(empty)_"
-    shown = table.astype(object).where(table.notna(), None)  # NaN shows as "–", not "nan"
+    shown = _escaped(table.astype(object).where(table.notna(), None))  # NaN shows as "–", not "nan"
     return shown.to_markdown(index=False, floatfmt=FLOAT_FORMAT, missingval="–")
 
 
@@ -70,10 +95,10 @@ def _ordered_names(result: AggregateResult) -> list[str]:
 
 def _fmt_meta_value(v: Any) -> str:
     if isinstance(v, dict):
-        return ", ".join(f"{k}={_fmt_meta_value(x)}" for k, x in v.items()) or "–"
+        return ", ".join(f"{md_text(k)}={_fmt_meta_value(x)}" for k, x in v.items()) or "–"
     if isinstance(v, list | tuple | set):
-        return ", ".join(str(x) for x in v) or "–"
-    return str(v)
+        return ", ".join(md_text(x) for x in v) or "–"
+    return md_text(v)
 
 
 def _is_long(v: Any) -> bool:
@@ -84,31 +109,37 @@ def _is_long(v: Any) -> bool:
 
 def _header(title: str, meta: dict[str, Any]) -> tuple[list[str], list[str]]:
     """Header bullets for short meta values; long/nested ones go to a "Run details" section."""
-    lines, details = [f"# {title}", ""], []
+    from vreason.store import redact
+
+    lines, details = [f"# {md_text(title)}", ""], []
     for key, val in meta.items():
         if _is_long(val):
-            details += [f"### {key}", "", "```json",
-                        json.dumps(_jsonable(val), indent=2, allow_nan=False), "```", ""]
+            block = json.dumps(_jsonable(redact(val)), indent=2, allow_nan=False).replace("`", "\\u0060")
+            details += [f"### {md_text(key)}", "", "```json", block, "```", ""]
         else:
-            lines.append(f"- **{key}**: {_fmt_meta_value(val)}")
+            lines.append(f"- **{md_text(key)}**: {_fmt_meta_value(val)}")
     lines.append("")
     return lines, (["## Run details", ""] + details if details else [])
 
 
 def _unit_failures(raw: Any) -> pd.DataFrame | None:
-    """Failed units given in ``meta["failures"]`` (list of dicts or a frame), counted by reason."""
+    """Failed units given in ``meta["failures"]`` (list of dicts or a frame), grouped by reason."""
     if raw is None:
         return None
     frame = raw if isinstance(raw, pd.DataFrame) else pd.DataFrame(list(raw))
     if frame.empty:
         return frame
-    return failures_table(frame)
+    return errors_by_reason(frame)
 
 
-def _failures_section(failures: pd.DataFrame | None, unit_failures: pd.DataFrame | None) -> list[str]:
-    lines = ["## Failures", ""]
+def _failures_section(failures: pd.DataFrame | None, unit_failures: pd.DataFrame | None,
+                      import_errors: list[dict[str, Any]] | None = None) -> list[str]:
+    lines = ["## Errors", ""]
+    if import_errors:
+        lines += ["### Videos not imported or suspicious", ""]
+        lines += _failure_rows(pd.DataFrame(import_errors), "report.md")
     if unit_failures is not None and not unit_failures.empty:
-        lines += ["### Failed units (sample × model × seed × scorer)", ""]
+        lines += ["### Failed units by reason (sample × model × seed × scorer)", ""]
         lines += _failure_rows(unit_failures, "failed_units.csv")
         lines += ["### Non-ok scores", ""]
     if failures is None:
@@ -156,6 +187,7 @@ def write_report(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     meta = dict(meta or {})
+    import_errors = meta.pop("import_errors", None)
     unit_failures = _unit_failures(meta.pop("failures", None))
     if unit_failures is not None:
         meta["failed units"] = int(unit_failures["count"].sum()) if len(unit_failures) else 0
@@ -206,7 +238,7 @@ def write_report(
             rel = os.path.relpath(Path(path).resolve(), out.resolve()) if Path(path).is_absolute() \
                 else str(path)
             lines += [f"![{name}]({Path(rel).as_posix()})", ""]
-    lines += _failures_section(failures, unit_failures)
+    lines += _failures_section(failures, unit_failures, import_errors)
     lines += details
     report = out / "report.md"
     report.write_text("\n".join(lines), encoding="utf-8")

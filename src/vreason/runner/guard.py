@@ -122,7 +122,7 @@ def _path(p: Any) -> Any:
 def _judge_model(spec: str) -> str:
     """A judge spec without its endpoint (``vllm:M@http://host:port`` → ``vllm:M``): a server that moved
     is the same judge; another model is not."""
-    head, at, tail = str(spec).rpartition("@")
+    head, at, tail = str(spec).partition("@")
     return head if at and "://" in tail else str(spec)
 
 
