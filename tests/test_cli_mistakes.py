@@ -147,3 +147,26 @@ def test_dry_run_needs_no_key_and_shows_the_plan(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "oracle × synth-verifier" in res.stderr and "to generate: 3" in res.stderr
     assert "no judge in this protocol's plan" in res.stderr
+
+
+def test_load_errors_print_where_field_and_reason(tmp_path, slow_plugin, monkeypatch):
+    from rich.console import Console
+
+    from vreason.runner.run import RunConfig, Runner
+
+    proto = sys.modules["slowproto"].SlowProtocol
+    original = proto.load
+
+    def with_errors(self):
+        res = original(self)
+        res.errors += [{"where": "data.jsonl:3", "field": "prompt", "reason": "missing"},
+                       {"where": "data.jsonl:7", "reason": "invalid UTF-8"}]
+        return res
+
+    monkeypatch.setattr(proto, "load", with_errors)
+    console = Console(record=True, width=200)
+    s = Runner(RunConfig(protocol="slowtest", run_dir=str(tmp_path / "r"), models=["counter"],
+                         options={"n": 1, "delay": 0.0}, workers=1, aggregate=False), console=console).run()
+    out = console.export_text()
+    assert "record skipped data.jsonl:3 [field prompt]: missing" in out
+    assert "record skipped data.jsonl:7: invalid UTF-8" in out and s.load_errors == 2
