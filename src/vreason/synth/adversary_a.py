@@ -1,3 +1,324 @@
-"""Adversarial variants (cheats and honest renderings) for the part-A families (maze, symmetry, sorting, connect)."""
+"""Adversarial variants (cheats and honest renderings) for the part-A families (maze, symmetry, sorting, connect).
+
+Honest variants re-render the ground-truth motion natively at another frame rate or speed (never by
+dropping frames of the 16 fps video) or transform the rendered frames the way a camera or an encoder
+would: half/double size, exposure ±15%, hue ±6°, a 2-px shake, letterboxing, a pause before starting.
+Cheats are the classes of issue 11 plus jump-to-final, teleports, wrong colours, extra marks and an
+end state that does not last. Expensive variants (double size, 60 fps) run on one difficulty.
+"""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from vreason.synth import draw
+from vreason.synth.adversary import Clip, variant
+from vreason.synth.base import RenderConfig, TaskInstance
+from vreason.synth.suite import get_family
+
+Solve = Callable[[TaskInstance, int], list[np.ndarray]]
+"""The ground-truth motion of an instance rendered natively in ``n`` frames."""
+
+
+# ------------------------------------------------------------------ frame transforms (honest cameras)
+def resize(frames: list[np.ndarray], s: float) -> list[np.ndarray]:
+    import cv2
+
+    h, w = frames[0].shape[:2]
+    size = (int(round(w * s)) // 2 * 2, int(round(h * s)) // 2 * 2)
+    interp = cv2.INTER_AREA if s < 1 else cv2.INTER_LINEAR
+    return [cv2.resize(f, size, interpolation=interp) for f in frames]
+
+
+def exposure(frames: list[np.ndarray], k: float) -> list[np.ndarray]:
+    lut = np.clip(np.arange(256) * k, 0, 255).astype(np.uint8)
+    return [lut[f] for f in frames]
+
+
+def hue_shift(frames: list[np.ndarray], degrees: float) -> list[np.ndarray]:
+    import cv2
+
+    d = int(round(degrees / 2))  # OpenCV hue units are 2°
+    out = []
+    for f in frames:
+        hsv = cv2.cvtColor(f, cv2.COLOR_RGB2HSV)
+        hsv[..., 0] = ((hsv[..., 0].astype(np.int32) + d) % 180).astype(np.uint8)
+        out.append(cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB))
+    return out
+
+
+def shake(frames: list[np.ndarray], rng: np.random.Generator, px: int = 2) -> list[np.ndarray]:
+    """Every frame but the first moved by a random whole-pixel offset of up to ``px`` (edges replicated)."""
+    import cv2
+
+    out = [frames[0]]
+    for f in frames[1:]:
+        dx, dy = (int(v) for v in rng.integers(-px, px + 1, 2))
+        m = np.float32([[1, 0, dx], [0, 1, dy]])
+        out.append(cv2.warpAffine(f, m, (f.shape[1], f.shape[0]), borderMode=cv2.BORDER_REPLICATE))
+    return out
+
+
+def letterbox(frames: list[np.ndarray], aspect: float = 4 / 3) -> list[np.ndarray]:
+    """Black bars above and below, as a 4:3 player shows a 16:9 picture."""
+    h, w = frames[0].shape[:2]
+    H = int(round(w / aspect)) // 2 * 2
+    top = (H - h) // 2
+    out = []
+    for f in frames:
+        img = np.zeros((H, w, 3), np.uint8)
+        img[top:top + h] = f
+        out.append(img)
+    return out
+
+
+def pause(solve: Solve, inst: TaskInstance, n: int, hold: int) -> list[np.ndarray]:
+    return [inst.first_frame] * hold + solve(inst, n - hold)
+
+
+# ------------------------------------------------------------------ shared registration
+def register_honest(family: str, solve: Solve) -> None:
+    """The camera/encoder/timing variants every part-A family must pass."""
+
+    def add(name: str, fn: Callable[[TaskInstance, RenderConfig, np.random.Generator], Clip], doc: str,
+            difficulties: tuple[str, ...] = ("easy", "medium", "hard")) -> None:
+        variant(family, name, honest=True, difficulties=difficulties, doc=doc)(fn)
+
+    add("fps8", lambda i, c, r: Clip(solve(i, int(round(8 * c.seconds))), 8.0),
+        "the solution rendered at 8 fps (same motion in seconds)")
+    add("fps24", lambda i, c, r: Clip(solve(i, int(round(24 * c.seconds))), 24.0),
+        "the solution rendered at 24 fps", ("medium",))
+    add("fps60_fast", lambda i, c, r: Clip(solve(i, int(round(60 * c.seconds / 2))), 60.0),
+        "twice as fast at 60 fps (2 s)", ("hard",))
+    add("speed2x", lambda i, c, r: Clip(solve(i, c.n_frames // 2), float(c.fps)),
+        "the solution twice as fast (half the frames at the suite's rate)")
+    add("half_size", lambda i, c, r: Clip(resize(solve(i, c.n_frames), 0.5), float(c.fps)),
+        "rendered at half size", ("easy",))
+    add("double_size", lambda i, c, r: Clip(resize(solve(i, c.n_frames), 2.0), float(c.fps)),
+        "rendered at double size", ("medium",))
+    add("dark15", lambda i, c, r: Clip(exposure(solve(i, c.n_frames), 0.85), float(c.fps)),
+        "exposure −15%")
+    add("bright15", lambda i, c, r: Clip(exposure(solve(i, c.n_frames), 1.15), float(c.fps)),
+        "exposure +15%", ("hard",))
+    add("hue_plus6", lambda i, c, r: Clip(hue_shift(solve(i, c.n_frames), 6), float(c.fps)),
+        "hue +6°", ("easy",))
+    add("hue_minus6", lambda i, c, r: Clip(hue_shift(solve(i, c.n_frames), -6), float(c.fps)),
+        "hue −6°", ("medium",))
+    add("shake2px", lambda i, c, r: Clip(shake(solve(i, c.n_frames), r), float(c.fps)),
+        "a 2-px camera shake on every frame")
+    add("letterbox", lambda i, c, r: Clip(letterbox(solve(i, c.n_frames)), float(c.fps)),
+        "letterboxed into 4:3 with black bars", ("easy", "hard"))
+    add("pause_first", lambda i, c, r: Clip(pause(solve, i, c.n_frames, c.fps), float(c.fps)),
+        "one second of stillness before the solution starts")
+
+
+def cut(inst: TaskInstance, n: int) -> list[np.ndarray]:
+    return [inst.first_frame] * (n // 2) + [inst.final_frame] * (n - n // 2)
+
+
+# ------------------------------------------------------------------ maze
+def _maze():
+    from vreason.synth.maze import _positions
+
+    fam = get_family("maze")
+
+    def path(inst):
+        return [tuple(p) for p in inst.state["solution"]]
+
+    def solve(inst, n):
+        return fam.render(inst.state, _positions(path(inst), n))
+
+    def hops(inst, k: int, hold: int):
+        p = path(inst)
+        pos = [p[0]] * hold + [p[min(i, len(p) - 1)] for i in range(k, len(p) + k - 1, k)] + [p[-1]] * hold
+        return fam.render(inst.state, [(float(r), float(c)) for r, c in pos])
+
+    register_honest("maze", solve)
+
+    @variant("maze", "detour", honest=True)
+    def detour(inst, cfg, rng):
+        """A longer legal walk: into a dead end off the solution and back, then on to the goal."""
+        from vreason.synth.maze import neighbours
+
+        st = inst.state
+        p = path(inst)
+        on = set(p)
+        for i, cell in enumerate(p[:-1]):
+            side = [nb for nb in neighbours(st["open"], *cell) if nb not in on]
+            if side:
+                walk = p[:i + 1] + [side[0], cell] + p[i + 1:]
+                return Clip(fam.render(st, _positions(walk, cfg.n_frames)), float(cfg.fps))
+        return Clip(solve(inst, cfg.n_frames), float(cfg.fps))
+
+    @variant("maze", "stop_motion_hops", honest=False)
+    def stop_motion(inst, cfg, rng):
+        """Stop-motion: the agent hops two cells per frame along the right path (a short video)."""
+        return Clip(hops(inst, 2, 3), float(cfg.fps))
+
+    @variant("maze", "stop_motion_60fps", honest=False, difficulties=("medium",))
+    def stop_motion60(inst, cfg, rng):
+        """One cell per frame at 60 fps: 60 cells/s, every hop one cell."""
+        return Clip(hops(inst, 1, 12), 60.0)
+
+    @variant("maze", "jump_to_final", honest=False)
+    def jump(inst, cfg, rng):
+        """The first frame held, then a cut to the final frame."""
+        return Clip(cut(inst, cfg.n_frames), float(cfg.fps))
+
+    @variant("maze", "teleport_midway", honest=False)
+    def teleport(inst, cfg, rng):
+        """A smooth walk that skips the middle third of the path in one frame."""
+        p = path(inst)
+        a, b = len(p) // 3, 2 * len(p) // 3
+        n = cfg.n_frames
+        first = _positions(p[:a + 1], n // 2)
+        second = _positions(p[b:], n - n // 2)
+        return Clip(fam.render(inst.state, first[: n // 2 - n // 20] + second[n // 20:]), float(cfg.fps))
+
+    @variant("maze", "through_walls", honest=False)
+    def through_walls(inst, cfg, rng):
+        """A smooth walk that starts by passing through a wall next to the start, then walks on legally."""
+        from vreason.synth.maze import bfs, graph_distances, path_to
+
+        st = inst.state
+        r, c = st["start"]
+        dist = graph_distances(st["open"], tuple(st["goal"]))
+        blocked = [(r + dr, c + dc) for dr, dc, bit in ((-1, 0, 1), (0, 1, 2), (1, 0, 4), (0, -1, 8))
+                   if not st["open"][r][c] & bit and 0 <= r + dr < st["rows"] and 0 <= c + dc < st["cols"]]
+        x = min(blocked, key=lambda cell: dist[cell])
+        walk = [(r, c)] + path_to(bfs(st["open"], x), tuple(st["goal"]))
+        return Clip(fam.render(st, _positions(walk, cfg.n_frames)), float(cfg.fps))
+
+    @variant("maze", "vanish_at_end", honest=False)
+    def vanish(inst, cfg, rng):
+        """The right walk, but the agent disappears in the last 3 frames."""
+        frames = solve(inst, cfg.n_frames)
+        bg = fam.background(inst.state)
+        return Clip(frames[:-3] + [bg] * 3, float(cfg.fps))
+
+    @variant("maze", "second_agent", honest=False)
+    def second(inst, cfg, rng):
+        """A second green dot appears on the goal half-way while the first one is still walking."""
+        frames = solve(inst, cfg.n_frames)
+        grid = draw.GridLayout.from_json(inst.state["grid"])
+        from vreason.synth.maze import AGENT_R
+
+        out = []
+        for k, f in enumerate(frames):
+            f = f.copy()
+            if k >= len(frames) // 2:
+                draw.disc(f, grid.centre(*inst.state["goal"]), AGENT_R * grid.cell, draw.rgb("green"))
+            out.append(f)
+        return Clip(out, float(cfg.fps))
+
+
+# ------------------------------------------------------------------ symmetry
+def _symmetry():
+    from vreason.synth.symmetry import COLS, ROWS
+
+    fam = get_family("symmetry")
+
+    def order(st, reverse=False):
+        tg = st["targets"]
+        keys = sorted(range(len(tg)), key=lambda k: (tg[k][0], abs(tg[k][1] - 7.5)))
+        return [tg[k] for k in (keys[::-1] if reverse else keys)]
+
+    def solve(inst, n):
+        return fam.render(inst.state, order(inst.state), n)
+
+    register_honest("symmetry", solve)
+
+    @variant("symmetry", "reverse_order", honest=True)
+    def reverse(inst, cfg, rng):
+        """The same cells painted in the opposite order."""
+        return Clip(fam.render(inst.state, order(inst.state, True), cfg.n_frames), float(cfg.fps))
+
+    def repaint(inst, cfg, paint) -> Clip:
+        """The honest video with every painted target cell repainted by ``paint(img, rect, colour)``."""
+        st = inst.state
+        grid = draw.GridLayout.from_json(st["grid"])
+        out = []
+        for f in solve(inst, cfg.n_frames):
+            f = f.copy()
+            for r, c, col in st["targets"]:
+                x0, y0, x1, y1 = grid.rect(r, c)
+                if tuple(f[(y0 + y1) // 2, (x0 + x1) // 2]) == draw.rgb(col):
+                    f[y0 + 1:y1 - 1, x0 + 1:x1 - 1] = draw.WHITE
+                    paint(f, grid, r, c, col)
+            out.append(f)
+        return Clip(out, float(cfg.fps))
+
+    def other_colour(st):
+        used = {c for _, _, c in st["given"]}
+        return next(c for c in ("red", "green", "blue", "yellow", "purple", "orange") if c not in used)
+
+    @variant("symmetry", "wrong_colour", honest=False)
+    def wrong(inst, cfg, rng):
+        """The right cells painted in a colour the pattern does not use."""
+        oc = other_colour(inst.state)
+        return repaint(inst, cfg, lambda f, g, r, c, col: draw.fill_cell(f, g, r, c, draw.rgb(oc), inset=1))
+
+    @variant("symmetry", "grey_cells", honest=False)
+    def grey(inst, cfg, rng):
+        """The right cells painted grey."""
+        return repaint(inst, cfg, lambda f, g, r, c, col: draw.fill_cell(f, g, r, c, (128, 128, 128), inset=1))
+
+    @variant("symmetry", "black_cells", honest=False, difficulties=("easy", "medium"))
+    def black(inst, cfg, rng):
+        """The right cells painted black."""
+        return repaint(inst, cfg, lambda f, g, r, c, col: draw.fill_cell(f, g, r, c, draw.BLACK, inset=1))
+
+    @variant("symmetry", "small_dots", honest=False)
+    def dots(inst, cfg, rng):
+        """A dot of the right colour in each right cell instead of painting it."""
+        return repaint(inst, cfg, lambda f, g, r, c, col: draw.disc(f, g.centre(r, c), 0.3 * g.cell, draw.rgb(col)))
+
+    @variant("symmetry", "given_recoloured", honest=False)
+    def recolour(inst, cfg, rng):
+        """The right answer, but the given half changes colour half-way."""
+        st = inst.state
+        grid = draw.GridLayout.from_json(st["grid"])
+        oc = other_colour(st)
+        frames = solve(inst, cfg.n_frames)
+        out = frames[: len(frames) // 2]
+        for f in frames[len(frames) // 2:]:
+            f = f.copy()
+            for r, c, _ in st["given"]:
+                draw.fill_cell(f, grid, r, c, draw.rgb(oc), inset=1)
+            out.append(f)
+        return Clip(out, float(cfg.fps))
+
+    @variant("symmetry", "extra_cell", honest=False)
+    def extra(inst, cfg, rng):
+        """The right answer plus one more painted cell on the empty half."""
+        st = inst.state
+        grid = draw.GridLayout.from_json(st["grid"])
+        taken = {(r, c) for r, c, _ in st["targets"]}
+        cols = range(COLS // 2, COLS) if st["side"] == "left" else range(COLS // 2)
+        free = [(r, c) for r in range(ROWS) for c in cols if (r, c) not in taken]
+        r, c = free[int(rng.integers(len(free)))]
+        frames = solve(inst, cfg.n_frames)
+        out = frames[: len(frames) // 2]
+        for f in frames[len(frames) // 2:]:
+            f = f.copy()
+            draw.fill_cell(f, grid, r, c, draw.rgb(st["colours"][0]), inset=1)
+            out.append(f)
+        return Clip(out, float(cfg.fps))
+
+    @variant("symmetry", "vanish_at_end", honest=False)
+    def vanish(inst, cfg, rng):
+        """The right answer, erased again in the last 3 frames."""
+        frames = solve(inst, cfg.n_frames)
+        return Clip(frames[:-3] + [frames[0]] * 3, float(cfg.fps))
+
+    @variant("symmetry", "missing_one", honest=False)
+    def missing(inst, cfg, rng):
+        """All but one of the cells painted."""
+        fills = order(inst.state)
+        return Clip(fam.render(inst.state, fills[:-1], cfg.n_frames), float(cfg.fps))
+
+
+_maze()
+_symmetry()
