@@ -198,3 +198,82 @@ def _wrong_cell(inst, cfg, rng):
     from vreason.synth.oddoneout import OddOneOut
 
     return Clip(OddOneOut().random_motion(inst, rng, cfg), cfg.fps)
+
+
+# ---------------------------------------------------------------- sequence
+
+register_honest("sequence")
+
+
+def _seq_other_card(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator, change: str) -> Clip:
+    """The right answer fades in while another card's element changes (``change``: colour or shape)."""
+    from vreason.synth.sequence import render_row
+    from vreason.synth.shapes import PALETTE
+
+    st = inst.state
+    others = [i for i in range(st["n"]) if i != st["missing"]]
+    j = others[int(rng.integers(len(others)))]
+    spec = dict(st["cells"][j])
+    if change == "colour":
+        pool = [list(c) for c in PALETTE.values() if list(c) != list(spec["color"])]
+        spec["color"] = pool[int(rng.integers(len(pool)))]
+    else:
+        pool = [s for s in ("star", "cross", "triangle", "square") if s != spec["shape"]]
+        spec["shape"] = pool[int(rng.integers(len(pool)))]
+    changed = {**st, "cells": [spec if i == j else c for i, c in enumerate(st["cells"])]}
+    final = render_row(changed, cfg, st["answer"])
+    k0 = len(inst.solution) // 2
+    return Clip(list(inst.solution[:k0]) + [final] * (len(inst.solution) - k0), cfg.fps)
+
+
+@variant("sequence", "other_card_colour", honest=False)
+def _seq_colour(inst, cfg, rng):
+    """The right answer, and another card changes colour."""
+    return _seq_other_card(inst, cfg, rng, "colour")
+
+
+@variant("sequence", "other_card_shape", honest=False)
+def _seq_shape(inst, cfg, rng):
+    """The right answer, and another card changes shape."""
+    return _seq_other_card(inst, cfg, rng, "shape")
+
+
+@variant("sequence", "wrong_element", honest=False)
+def _seq_wrong(inst, cfg, rng):
+    """A distractor (one attribute off, or a neighbour's element) fades in (the random model)."""
+    from vreason.synth.sequence import Sequence
+
+    return Clip(Sequence().random_motion(inst, rng, cfg), cfg.fps)
+
+
+@variant("sequence", "half_faded", honest=False)
+def _seq_half(inst, cfg, rng):
+    """The answer stops half faded in."""
+    from vreason.synth.sequence import render_row
+
+    half = render_row(inst.state, cfg, inst.state["answer"], 0.5)
+    n = len(inst.solution)
+    return Clip([inst.first_frame] * (n // 3) + [half] * (n - n // 3), cfg.fps)
+
+
+@variant("sequence", "extra_mark", honest=False)
+def _seq_mark(inst, cfg, rng):
+    """The right answer plus a pen stroke across another card."""
+    import cv2
+
+    from vreason.synth.sequence import cell_rect
+
+    st = inst.state
+    others = [i for i in range(st["n"]) if i != st["missing"]]
+    x0, y0, x1, y1 = cell_rect(st, others[int(rng.integers(len(others)))])
+    frames = [f.copy() for f in inst.solution]
+    for f in frames[len(frames) // 2:]:
+        cv2.line(f, (x0 + 8, y0 + 8), (x1 - 8, y1 - 8), (200, 30, 30), 3)
+    return Clip(frames, cfg.fps)
+
+
+@variant("sequence", "answer_vanishes", honest=False)
+def _seq_vanish(inst, cfg, rng):
+    """The answer appears, then the card is blank again for the last half second."""
+    k = int(round(0.5 * cfg.fps))
+    return Clip(list(inst.solution[:-k]) + [inst.first_frame] * k, cfg.fps)

@@ -102,38 +102,29 @@ def stabilise(frames: list[np.ndarray], ref: np.ndarray, max_shift: float = 4.0,
     return out, shifts
 
 
-def edge_zone(ref: np.ndarray, grow: int = 3, level: int = 24) -> np.ndarray:
-    """Bool mask of the pixels within ``grow`` px of an edge of ``ref`` (where shifts, scaling and codecs
-    change pixel values of an honest video)."""
+def ref_range(ref: np.ndarray, radius: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel lowest and highest value of ``ref`` within ``radius`` px of each pixel: an honest
+    frame (shifted by a residual shake, blurred by scaling or a codec) stays inside this range."""
     import cv2
 
-    k = np.ones((3, 3), np.uint8)
-    grad = cv2.morphologyEx(ref, cv2.MORPH_GRADIENT, k).max(axis=2)
-    edges = (grad > level).astype(np.uint8)
-    return cv2.dilate(edges, np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)) > 0
+    k = np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)
+    return cv2.erode(ref, k), cv2.dilate(ref, k)
 
 
-def changed(frame: np.ndarray, ref: np.ndarray, gain: np.ndarray, off: np.ndarray, level: float,
-            ignore: np.ndarray) -> np.ndarray:
-    """Bool mask of the pixels whose colour differs from ``ref`` by more than ``level`` (largest channel,
-    after undoing the fitted gain/offset), outside ``ignore``, with isolated specks removed."""
+def changed(frame: np.ndarray, rng: tuple[np.ndarray, np.ndarray], gain: np.ndarray, off: np.ndarray,
+            level: float, ignore: np.ndarray) -> np.ndarray:
+    """Bool mask of the pixels whose colour (after undoing the fitted gain/offset) leaves the reference's
+    local range (:func:`ref_range`) by more than ``level`` in some channel, outside ``ignore``, with
+    isolated specks removed."""
     import cv2
 
-    m = (diff_level(frame, ref, gain, off, ignore) > level).astype(np.uint8)
-    return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
-
-
-def diff_level(frame: np.ndarray, ref: np.ndarray, gain: np.ndarray, off: np.ndarray,
-               ignore: np.ndarray) -> np.ndarray:
-    """Per pixel, the largest channel difference (uint8) of the colour-corrected frame from ``ref``;
-    0 inside ``ignore``."""
-    import cv2
-
-    d = cv2.absdiff(apply_fix(frame, gain, off), ref)
+    fixed = apply_fix(frame, gain, off)
+    lo, hi = rng
+    d = cv2.max(cv2.subtract(fixed, hi), cv2.subtract(lo, fixed))
     a, b, c = cv2.split(d)
     m = cv2.max(cv2.max(a, b), c)
     m[ignore] = 0
-    return m
+    return cv2.morphologyEx((m > level).astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
 
 
 def blank_reason(frames: list[np.ndarray], min_frames: int = 2) -> str | None:

@@ -31,7 +31,7 @@ NEAR_PAIRS = (("pentagon", "hexagon"), ("square", "diamond"), ("hexagon", "circl
 RED_HUE_MARGIN, RED_S_MIN, RED_V_MIN = 10, 110, 80
 CHANGE_LEVEL = 60
 """A pixel has changed when its colour-corrected largest-channel difference from the render exceeds this."""
-CHANGE_PX_MAX = 40
+CHANGE_PX_MAX = 24
 """Most changed pixels (away from edges and the answer ring) any frame may have."""
 
 
@@ -194,14 +194,14 @@ def _max_board_change(frames: list[np.ndarray], ref: np.ndarray, state: dict[str
     """Largest number of changed pixels (colour-corrected, away from the reference's edges, outside the
     answer ring) in any frame: a second mark, a recoloured or replaced shape, a scribble."""
     ring = _answer_ring(state, ref.shape[:2])
-    ignore = ring | ft.edge_zone(ref)
+    ignore, rng = ring, ft.ref_range(ref)
     size = (cfg.width // 4, cfg.height // 4)
     ref_s = ft.small(ref, size)
     static = ft.small(ring.astype(np.float32), size) < 0.01
     worst, where = 0, 0
     for i, fr in enumerate(frames):
         gain, off = ft.colour_fix(fr, ref_s, static)
-        v = int(ft.changed(fr, ref, gain, off, CHANGE_LEVEL, ignore).sum())
+        v = int(ft.changed(fr, rng, gain, off, CHANGE_LEVEL, ignore).sum())
         if v > worst:
             worst, where = v, i
     return worst, where

@@ -33,7 +33,10 @@ LAYOUT = {1: [(0, 0)], 2: [(-1, 0), (1, 0)], 3: [(-1, 0.8), (1, 0.8), (0, -0.9)]
 FEAT = 24
 ANSWER_MAX = 12.0
 """Largest feature distance (mean absolute difference, 0..255) of the filled cell from the right element."""
-CELL_CHANGE_MAX = 28.0
+CHANGE_LEVEL = 60
+"""A pixel has changed when its colour-corrected largest-channel difference from the render exceeds this."""
+CHANGE_PX_MAX = 24
+"""Most changed pixels (away from the render's edges and the blank card) any frame may have."""
 
 
 def geometry(n: int, cfg: RenderConfig) -> dict[str, int]:
@@ -215,21 +218,24 @@ class Sequence(TaskFamily):
         if bad is not None:
             return bad
         ref = render_row(state, cfg)
+        frames, shifts = ft.stabilise(frames, ref)
         size = (cfg.width // 4, cfg.height // 4)
         ref_small = ft.small(ref, size)
         mx0, my0, mx1, my1 = cell_rect(state, state["missing"])
         mask = np.ones(ref_small.shape[:2], bool)
         mask[max(0, my0 // 4 - 1):my1 // 4 + 2, max(0, mx0 // 4 - 1):mx1 // 4 + 2] = False
 
-        # other cells unchanged, in every frame
-        worst, worst_frame = 0.0, 0
-        others = [cell_rect(state, i) for i in range(state["n"]) if i != state["missing"]]
+        # nothing but the blank card changes, in any frame (colour-corrected, away from the render's edges)
+        answer_zone = np.zeros(ref.shape[:2], bool)
+        pad = state["gap"] // 2
+        answer_zone[max(0, my0 - pad):my1 + pad, max(0, mx0 - pad):mx1 + pad] = True
+        ignore, rng = answer_zone, ft.ref_range(ref)
+        worst, worst_frame = 0, 0
         for fi, fr in enumerate(frames):
-            d = np.abs(ft.small(fr, size) - ref_small).mean(axis=2)
-            for x0, y0, x1, y1 in others:
-                v = float(d[y0 // 4 + 1:y1 // 4 - 1, x0 // 4 + 1:x1 // 4 - 1].mean())
-                if v > worst:
-                    worst, worst_frame = v, fi
+            gain, off = ft.colour_fix(fr, ref_small, mask)
+            v = int(ft.changed(fr, rng, gain, off, CHANGE_LEVEL, ignore).sum())
+            if v > worst:
+                worst, worst_frame = v, fi
 
         # the filled cell in the last frames, against the candidates
         k = min(3, len(frames))
@@ -251,14 +257,15 @@ class Sequence(TaskFamily):
         checks = {
             "cell_filled": names[int(order[0])] != "empty",
             "right_element": int(order[0]) == 0 and d_ans <= 0.8 * d_other and d_ans <= ANSWER_MAX,
-            "others_unchanged": worst <= CELL_CHANGE_MAX,
+            "others_unchanged": worst <= CHANGE_PX_MAX,
         }
         evidence = {
             "distances": {nm: round(d, 2) for nm, d in zip(names, dist, strict=True)},
             "nearest": names[int(order[0])], "answer_separation": round(sep, 2), "answer_limit": ANSWER_MAX,
             "rules": state["rules"],
-            "missing_cell": state["missing"], "max_cell_change": round(worst, 2),
-            "max_cell_change_frame": worst_frame, "cell_change_limit": CELL_CHANGE_MAX, "frames_used": k,
+            "missing_cell": state["missing"], "changed_px": worst, "changed_px_frame": worst_frame,
+            "changed_px_limit": CHANGE_PX_MAX, "change_level": CHANGE_LEVEL, "frames_used": k,
+            "camera_shift_max_px": float(np.abs(np.array(shifts)).max()),
         }
         import cv2
 
