@@ -107,7 +107,7 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
     n, delay = 24, 0.15
     ref = tmp_path / "ref"
     code, _, err = _wait(_spawn(ref, n, delay))
-    assert code == 0, err
+    assert code == 3, err  # s003/s004 fail by design: finished with errors
     killed = tmp_path / "killed"
     proc = _spawn(killed, n, delay)
     deadline = time.time() + 90
@@ -119,7 +119,7 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
     done_at_kill = _units_done(killed)
     assert 15 <= done_at_kill < 4 * n
     code, _, err = _wait(_spawn(killed, n, delay))
-    assert code == 0, err
+    assert code == 3, err  # s003/s004 fail by design: finished with errors
     with RunStore(killed) as st:
         rows = st.conn.execute(
             "SELECT sample_id, model, seed, scorer, metric, COUNT(*) FROM scores GROUP BY 1,2,3,4,5"
@@ -128,7 +128,8 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
         assert len(rows) == 4 * n, "a unit was lost"
     assert _rows(killed) == _rows(ref)
     man = json.loads((killed / "manifest.json").read_text())
-    assert [i.get("status") for i in man["invocations"]] == [None, "ok"]  # the killed one never finished
+    # the killed invocation never finished
+    assert [i.get("status") for i in man["invocations"]] == [None, "finished with errors"]
 
 
 @pytest.mark.slow
@@ -146,6 +147,6 @@ def test_ctrl_c_is_clean_and_resumable(tmp_path):
     assert "interrupted" in err and "Traceback" not in err
     man = json.loads((run_dir / "manifest.json").read_text())
     assert man["invocations"][-1]["status"] == "interrupted"
-    code, _, err = _wait(_spawn(run_dir, 30, 0.05))
-    assert code == 0, err
+    code, _, err = _wait(_spawn(run_dir, 30, 0.2))  # the same settings: another delay is another plan
+    assert code == 3, err  # s003/s004 fail by design: finished with errors
     assert _units_done(run_dir) == 120
