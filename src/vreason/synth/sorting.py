@@ -18,13 +18,11 @@ from typing import Any
 import numpy as np
 
 from vreason.synth import draw
-from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family, frame_times
 
 _LEVELS = {"easy": (4, 2), "medium": (5, 3), "hard": (6, 4)}  # bars, adjacent swaps needed
 _PALETTE = ("red", "orange", "yellow", "green", "cyan", "blue", "purple")
 BASE_Y = 0.9
-MAX_SLOTS_PER_FRAME = 0.9
-MAX_LIFT_PER_FRAME = 0.6  # of the canvas height
 
 
 def inversions(seq: list[float]) -> int:
@@ -91,7 +89,12 @@ class Sorting(TaskFamily):
         return TaskInstance(self.name, difficulty, index, seed, prompt, frames[0], frames[-1], frames,
                             state, self.directional, self.process_rule)
 
-    def render(self, state: dict, swaps: list[int], n_frames: int) -> list[np.ndarray]:
+    def render(self, state: dict, swaps: list[int], n_frames: int, *, lift_right: bool = False,
+               clearance: float = 1.0) -> list[np.ndarray]:
+        """The bars swapping ``swaps`` (left slot of each adjacent pair) over ``n_frames`` frames.
+
+        The left bar of a pair is lifted over its neighbour (``lift_right``: the right one);
+        ``clearance`` scales the lift (1 clears the other bar, 0 slides through it)."""
         w, h = state["canvas"]
         bars = state["bars"]
         g = _geometry(len(bars), w, h)
@@ -122,18 +125,19 @@ class Sorting(TaskFamily):
                 before, i, t = befores[k], swaps[k], u - k
                 for s, b in enumerate(before):
                     pos[b] = (slot_x[s], 0.0)
-                tall, short = before[i], before[i + 1]
-                lift = (bars[short]["h"] * h) + g["gap"]
+                a, b = (i + 1, i) if lift_right else (i, i + 1)  # lifted bar's slot → its new slot
+                tall, short = before[a], before[b]
+                lift = ((bars[short]["h"] * h) + g["gap"]) * clearance
                 # rest, lift, carry over (the other bar slides under), set down, rest
                 if t < 0.35:
-                    pos[tall] = (slot_x[i], lift * draw.ease((t - 0.1) / 0.25))
+                    pos[tall] = (slot_x[a], lift * draw.ease((t - 0.1) / 0.25))
                 elif t < 0.65:
                     v = (t - 0.35) / 0.3
-                    pos[tall] = (slot_x[i] + v * g["slot"], lift)
-                    pos[short] = (slot_x[i + 1] - v * g["slot"], 0.0)
+                    pos[tall] = (slot_x[a] + v * (slot_x[b] - slot_x[a]), lift)
+                    pos[short] = (slot_x[b] + v * (slot_x[a] - slot_x[b]), 0.0)
                 else:
-                    pos[tall] = (slot_x[i + 1], lift * (1 - draw.ease((t - 0.65) / 0.25)))
-                    pos[short] = (slot_x[i], 0.0)
+                    pos[tall] = (slot_x[b], lift * (1 - draw.ease((t - 0.65) / 0.25)))
+                    pos[short] = (slot_x[a], 0.0)
             img = bg.copy()
             for b, (x, lift) in pos.items():
                 bh = bars[b]["h"] * h
@@ -158,8 +162,8 @@ class Sorting(TaskFamily):
         return self.render(st, swaps, cfg.n_frames)
 
     # ----------------------------------------------------------------- verification
-    def verify(self, frames, state, cfg: RenderConfig) -> VerifyResult:
-        import cv2
+    def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
+        from vreason.synth import sorting_check as sc
 
         w0, h0 = state["canvas"]
         s = 0.25
@@ -167,123 +171,38 @@ class Sorting(TaskFamily):
         bars = state["bars"]
         n = len(bars)
         g = _geometry(n, w, h)
-        slot_x = np.array([g["x0"] + (i + 0.5) * g["slot"] for i in range(n)])
         ev: dict[str, Any] = {"n_frames": len(frames)}
         if not frames:
             return VerifyResult(0.0, False, {**ev, "reasons": ["no frames"]})
+        try:
+            t = frame_times(len(frames), cfg, times)
+        except ValueError as exc:
+            return VerifyResult(0.0, False, {**ev, "reasons": [str(exc)]})
+        frames, ev["letterbox"] = draw.crop_letterbox(frames)
         f = draw.stack(frames, w, h)
-        labels = draw.hue_labels(draw.to_hsv(f))
-        T = len(f)
-        # per bar, per frame: (cx, bottom) or None
-        obs: list[list[tuple[float, float] | None]] = []
-        for b in bars:
-            m = (labels == draw.COLOUR_INDEX[b["colour"]]).astype(np.uint8)
-            # opening (on the stacked frames at once) strips thin colour fringes of codec edges
-            m = cv2.morphologyEx(m.reshape(T * h, w), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)).reshape(T, h, w)
-            exp_h, exp_area = b["h"] * h, b["h"] * h * g["bar_w"]
-            comps = draw.frame_components(m, connectivity=4)
-            obs.append([_bar_box(c, exp_h, g["bar_w"], exp_area) for c in comps])
-        reasons: list[str] = []
-        checks: dict[str, bool] = {}
-        tol = max(1, int(0.05 * T))
-        missing = [sum(1 for p in tr if p is None) for tr in obs]
-        checks["visible"] = max(missing) <= tol and T >= 2
-        if not checks["visible"]:
-            reasons.append(f"a bar is missing in up to {max(missing)} frame(s) (tolerance {tol})")
-        jumps = 0
-        for tr in obs:
-            seen = [(t, p) for t, p in enumerate(tr) if p is not None]
-            for (ta, pa), (tb, pb) in zip(seen, seen[1:], strict=False):
-                # sideways is where a cut or fade jumps; lifting is allowed to be quick
-                if (abs(pa[0] - pb[0]) > MAX_SLOTS_PER_FRAME * g["slot"] * (tb - ta)
-                        or abs(pa[1] - pb[1]) > MAX_LIFT_PER_FRAME * h * (tb - ta)):
-                    jumps += 1
-        checks["no_teleport"] = jumps == 0
-        if jumps:
-            reasons.append(f"{jumps} jump(s) of more than {MAX_SLOTS_PER_FRAME} slot in one frame")
-        # arrangements: frames where every bar rests on the shelf at a distinct slot
-        states: list[tuple[int, tuple[int, ...]]] = []
-        for t in range(T):
-            arr = [-1] * n
-            ok = True
-            for b in range(n):
-                p = obs[b][t]
-                if p is None or abs(p[1] - g["base"]) > 0.04 * h:
-                    ok = False
-                    break
-                sidx = int(np.argmin(np.abs(slot_x - p[0])))
-                if abs(slot_x[sidx] - p[0]) > 0.15 * g["slot"] or arr[sidx] != -1:
-                    ok = False
-                    break
-                arr[sidx] = b
-            if ok:
-                states.append((t, tuple(arr)))
-        seq: list[tuple[int, int, tuple[int, ...]]] = []  # (first frame, last frame, arrangement)
-        for t, a in states:
-            if seq and seq[-1][2] == a:
-                seq[-1] = (seq[-1][0], t, a)
-            else:
-                seq.append((t, t, a))
-        initial = tuple(state["initial"])
-        checks["start"] = bool(states) and states[0][0] == 0 and states[0][1] == initial
-        if not checks["start"]:
-            reasons.append("frame 0 does not show the task's arrangement")
-        bad_moves, no_transit = 0, 0
-        for (_, end_a, a), (start_b, _, b_) in zip(seq, seq[1:], strict=False):
-            diff = [i for i in range(n) if a[i] != b_[i]]
-            if len(diff) != 2 or a[diff[0]] != b_[diff[1]] or a[diff[1]] != b_[diff[0]]:
-                bad_moves += 1
-                continue
-            for i in diff:
-                bar = a[i]
-                lo_x, hi_x = sorted((slot_x[diff[0]], slot_x[diff[1]]))
-                transit = [obs[bar][t] for t in range(end_a + 1, start_b) if obs[bar][t] is not None]
-                if not any(g["base"] - p[1] > 0.05 * h or lo_x + 0.25 * g["slot"] < p[0] < hi_x - 0.25 * g["slot"]
-                           for p in transit):
-                    no_transit += 1
-        moves = len(seq) - 1 if seq else 0
-        checks["one_move_at_a_time"] = bad_moves == 0
-        checks["continuous_moves"] = no_transit == 0
-        if bad_moves:
-            reasons.append(f"{bad_moves} change(s) between arrangements are not a single swap")
-        if no_transit:
-            reasons.append(f"{no_transit} swapped bar(s) never seen in transit (a cut or a fade)")
-        k0 = inversions(list(initial))
-        checks["plausible_moves"] = min_swaps(list(initial)) <= moves <= 2 * k0 + 4
-        if not checks["plausible_moves"]:
-            reasons.append(f"{moves} move(s) for a task needing {min_swaps(list(initial))}–{k0}")
-        final = seq[-1][2] if seq and seq[-1][1] == T - 1 else None
-        checks["sorted"] = final is not None and list(final) == sorted(final)
-        if not checks["sorted"]:
-            reasons.append("the last frame does not show the bars sorted at rest" if final is None
-                           else "the last frame's bars are not sorted")
+        obs, extra = sc.observe(f, bars, g)
+        a = sc.analyse(obs, extra, t, bars, g, h, list(state["initial"]))
+        checks, reasons = a["checks"], a["reasons"]
+        final = a["final"]
+        k0 = inversions(list(state["initial"]))
         progress = 0.0 if final is None else max(0.0, 1 - inversions(list(final)) / max(k0, 1))
-        if not (checks["start"] and checks["visible"]):
+        process = [k for k in checks if k not in ("start", "sorted")]
+        if not checks["start"]:
             score = 0.0
-        elif all(checks[c] for c in ("no_teleport", "one_move_at_a_time", "continuous_moves", "plausible_moves")):
+        elif all(checks[k] for k in process):
             score = progress
         else:
             score = 0.5 * progress
         passed = all(checks.values())
         inv = 1 / s
-        ev.update({"checks": checks, "reasons": reasons, "moves": moves, "progress": round(progress, 4),
-                   "arrangements": [[a, b, list(c)] for a, b, c in seq[:50]],
+        ev.update({k: v for k, v in a.items() if k not in ("checks", "reasons", "final")})
+        ev.update({"checks": checks, "reasons": reasons, "progress": round(progress, 4),
                    "tracks": {bars[b]["colour"]: [None if p is None else [round(p[0] * inv, 1), round(p[1] * inv, 1)]
                                                   for p in obs[b]] for b in range(n)}})
+        if reasons:
+            ev["reason"] = "; ".join(reasons)
         dbg = f[-1].copy()
         for b in range(n):
             pts = [(p[0], p[1]) for p in obs[b] if p is not None]
             draw.polyline(dbg, pts, (0, 0, 0), 1)
         return VerifyResult(float(score), bool(passed), ev, dbg)
-
-
-def _bar_box(comps: np.ndarray, exp_h: float, bar_w: float, exp_area: float) -> tuple[float, float] | None:
-    """(x centre, bottom y) of the largest component if it is a solid, bar-shaped one, else None."""
-    if len(comps) == 0:
-        return None
-    x0, y0, bw, bh, area = (int(v) for v in comps[0])
-    if bw > 1.5 * bar_w + 2 or bh > 1.4 * exp_h + 2 or bw < 0.5 * bar_w or bh < 0.5 * exp_h:
-        return None
-    if area < 0.5 * exp_area or area < 0.6 * bw * bh:
-        return None
-    return x0 + bw / 2.0, float(y0 + bh)
