@@ -20,7 +20,9 @@ Options: ``+drop_first``, ``+drop_last``, ``+drop_ends`` (after selection; RISE 
 ``uniform:N`` repeat frames when T < N), ``+reverse`` (order reversed, RISE PR), ``+max_frames=M``
 (keep M evenly spaced among the selection), ``+max_side=S`` (resize longest side ≤ S).
 
-The canonical spec (:attr:`FramePolicy.name`) is recorded with every score.
+The canonical spec (:attr:`FramePolicy.name`) is recorded with every score. A video with fewer
+frames than :attr:`FramePolicy.min_frames` cannot be used by the policy (``sample_frames`` raises
+``VideoTooShortError``): a still image is never scored as a video.
 """
 
 from __future__ import annotations
