@@ -18,13 +18,12 @@ from typing import Any
 import numpy as np
 
 from vreason.synth import draw
-from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family, frame_times
 
 _LEVELS = {"easy": (5, 2, 3), "medium": (6, 3, 4), "hard": (7, 4, 4)}  # grid, pairs, min moves
 _PALETTE = ("red", "yellow", "green", "blue", "purple", "cyan")
 DOT_R = 0.32
 LINE_W = 0.28
-MAX_GROWTH_PER_FRAME = 0.4
 _STEPS = [(-1, 0), (1, 0), (0, -1), (0, 1)]
 
 
@@ -150,8 +149,10 @@ class Connect(TaskFamily):
         return self.render(st, paths, cfg.n_frames)
 
     # ----------------------------------------------------------------- verification
-    def verify(self, frames, state, cfg: RenderConfig) -> VerifyResult:
+    def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         import cv2
+
+        from vreason.synth import connect_check as cc
 
         w0, h0 = state["canvas"]
         s = 0.5
@@ -160,6 +161,11 @@ class Connect(TaskFamily):
         ev: dict[str, Any] = {"n_frames": len(frames)}
         if not frames:
             return VerifyResult(0.0, False, {**ev, "reasons": ["no frames"]})
+        try:
+            t = frame_times(len(frames), cfg, times)
+        except ValueError as exc:
+            return VerifyResult(0.0, False, {**ev, "reasons": [str(exc)]})
+        frames, ev["letterbox"] = draw.crop_letterbox(frames)
         f = draw.stack(frames, w, h)
         T = len(f)
         # work on the board only (plus half a cell of margin): the rest of the canvas is blank
@@ -171,77 +177,108 @@ class Connect(TaskFamily):
         f = np.ascontiguousarray(f[:, cy0:cy1, cx0:cx1])
         grid = draw.GridLayout(grid.rows, grid.cols, grid.x0 - cx0, grid.y0 - cy0, grid.cell)
         h, w = f.shape[1], f.shape[2]
-        labels = draw.hue_labels(draw.to_hsv(f))
+        hsv = draw.to_hsv(f)
+        labels = draw.hue_labels(hsv)
         dot_area = np.pi * (DOT_R * grid.cell) ** 2
         line_px = LINE_W * grid.cell
+        per_cell = line_px * grid.cell  # area of one cell of line
+        fin = draw.end_window(t)
+        skel = cc.skeleton_distance(h, w, grid)
+        dot_zone = np.zeros((h, w), bool)
+        yy, xx = np.mgrid[0:h, 0:w] + 0.5
+        for pr in state["pairs"]:
+            for end in ("a", "b"):
+                x, y = grid.centre(*pr[end])
+                dot_zone |= np.hypot(xx - x, yy - y) <= DOT_R * grid.cell + 1.5
+        off_path = (skel > line_px / 2 + 0.12 * grid.cell) & ~dot_zone
+        xs, ys = cc.path_samples(grid)
+        keep = ~dot_zone[np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1)]  # a dot's rim flickers; its inside is constant
+        xs, ys = xs[keep], ys[keep]
         reasons: list[str] = []
         per_pair: list[dict[str, Any]] = []
-        start_ok, dots_ok, connected, clean, gradual, monotone, rooted = True, True, True, True, True, True, True
-        tol = max(1, int(0.05 * T))
+        ok = {k: True for k in ("start", "dots_intact", "all_connected", "no_stray", "grid_paths", "never_shrinks")}
+        lengths, persist = [], []
         kernel = np.ones((3, 3), np.uint8)
         for pr in state["pairs"]:
             m = (labels == draw.COLOUR_INDEX[pr["colour"]]).astype(np.uint8)
             m = cv2.morphologyEx(m.reshape(T * h, w), cv2.MORPH_CLOSE, kernel).reshape(T, h, w)
-            ends = [grid.centre(*pr["a"]), grid.centre(*pr["b"])]
-            pts = [(int(np.clip(round(x), 0, w - 1)), int(np.clip(round(y), 0, h - 1))) for x, y in ends]
-            # dots present: the centre patch of each dot is that colour (frame 0 and last frame)
+            pts = [(int(np.clip(round(x), 0, w - 1)), int(np.clip(round(y), 0, h - 1)))
+                   for x, y in (grid.centre(*pr["a"]), grid.centre(*pr["b"]))]
             r = max(1, int(DOT_R * grid.cell * 0.5))
-
-            def dot_there(t: int, m=m, r=r, pts=pts) -> bool:
-                return all(m[t, max(0, y - r):y + r + 1, max(0, x - r):x + r + 1].mean() > 0.6 for x, y in pts)
-
+            dots = np.array([min(m[i, max(0, y - r):y + r + 1, max(0, x - r):x + r + 1].mean() for x, y in pts)
+                             for i in range(T)]) > 0.6
             area = m.reshape(T, -1).sum(axis=1).astype(np.float64)
-            first_ok = dot_there(0) and area[0] <= 2 * dot_area * 1.35
-            last_dots = dot_there(T - 1)
-            # connectivity per frame (one labelling for the whole stack)
             padded = np.zeros((T, h + 1, w), np.uint8)
             padded[:, :h] = m
             _, lab = cv2.connectedComponents(padded.reshape(T * (h + 1), w), connectivity=8)
             sizes = np.bincount(lab.ravel())
-            sizes[0] = 0  # background
+            sizes[0] = 0
             lab = lab.reshape(T, h + 1, w)
-            la = lab[:, pts[0][1], pts[0][0]]
-            lb = lab[:, pts[1][1], pts[1][0]]
-            joined = bool(la[-1] != 0 and la[-1] == lb[-1])
-            stray_last = 1 - sizes[la[-1]] / max(area[-1], 1) if joined else 1.0
-            rooted_area = sizes[la] + np.where(lb != la, sizes[lb], 0)
-            rooted_frac = rooted_area / np.maximum(area, 1)
-            line = area - area[0]
-            total = max(line[-1], 1.0)
+            la = lab[np.arange(T), pts[0][1], pts[0][0]]
+            lb = lab[np.arange(T), pts[1][1], pts[1][0]]
+            joined = (la != 0) & (la == lb)
+            rooted = sizes[la] * (la != 0) + np.where(lb != la, sizes[lb] * (lb != 0), 0)
+            stray = area - rooted
+            off = (m.astype(bool) & off_path[None]).reshape(T, -1).sum(axis=1) / per_cell
+            cover = cc.path_length(m, xs, ys)
+            line = np.maximum(cover - cover[0], 0)
             run_max = np.maximum.accumulate(line)
-            growth = np.diff(run_max, prepend=run_max[0]) / total if T > 1 else np.zeros(1)
-            drops = (run_max - line) / total
-            p_gradual = line[-1] < 2 * line_px * line_px or float(growth.max()) <= MAX_GROWTH_PER_FRAME
-            p_monotone = int((drops > 0.15).sum()) <= tol
-            p_rooted = int((rooted_frac < 0.9).sum()) <= tol
-            start_ok &= first_ok
-            dots_ok &= last_dots
-            connected &= joined
-            clean &= stray_last <= 0.1
-            gradual &= p_gradual
-            monotone &= p_monotone
-            rooted &= p_rooted
-            per_pair.append({"colour": pr["colour"], "connected": joined, "dots_intact": last_dots,
-                             "stray_fraction": round(float(stray_last), 3),
-                             "max_growth_per_frame": round(float(growth.max()), 3),
-                             "line_area": [int(x) for x in line]})
-        checks = {"start": start_ok and T >= 2, "dots_intact": dots_ok, "all_connected": connected,
-                  "no_stray": clean, "gradual": gradual, "never_shrinks": monotone, "grows_from_dots": rooted}
-        names = {"start": "frame 0 is not the task (dots only)", "dots_intact": "a dot is missing in the last frame",
-                 "all_connected": "a pair is not joined in the last frame (or lines cross)",
-                 "no_stray": "stray colour outside the joining lines",
-                 "gradual": f"a frame adds more than {MAX_GROWTH_PER_FRAME:.0%} of a line (cut or fade)",
-                 "never_shrinks": "a line shrinks or vanishes", "grows_from_dots": "a line floats free of its dots"}
+            drop = float((run_max - line).max())
+            lengths.append(line)
+            persist.append(np.minimum.accumulate(line[::-1])[::-1])
+            p = {"start": bool(dots[0]) and area[0] <= 2 * dot_area * 1.35,
+                 "dots_intact": bool(dots[fin].all()), "all_connected": bool(joined[fin].all()),
+                 "no_stray": float(stray.max()) <= cc.STRAY_DOT_FRACTION * dot_area,
+                 "grid_paths": float(off.max()) <= cc.OFF_PATH_CELLS,
+                 "never_shrinks": drop <= max(0.5, 0.15 * float(run_max[-1]))}
+            for k, v in p.items():
+                ok[k] &= v
+            per_pair.append({"colour": pr["colour"], "connected": bool(joined[-1]), "dots_intact": bool(dots[-1]),
+                             "stray_px": round(float(stray.max()), 1), "off_path_cells": round(float(off.max()), 3),
+                             "largest_drop_cells": round(drop, 3), "line_cells": [round(float(x), 2) for x in line]})
+        total = np.maximum.accumulate(np.sum(lengths, axis=0)) if lengths else np.zeros(T)
+        sp = cc.speed_violations(total, t)
+        persist_arr = np.array(persist).reshape(len(persist), T)
+        spans, _ = cc.growth_spans(cc.on_time_grid(persist_arr, t, cc.SPAN_STEP_S), cc.SPAN_EPS)
+        _, ratios = cc.growth_spans(cc.on_time_grid(persist_arr, t))
+        others = _other_marks(hsv, labels, {draw.COLOUR_INDEX[p["colour"]] for p in state["pairs"]})
+        checks = dict(ok)
+        checks["start"] = ok["start"] and T >= 2
+        checks["long_enough"] = not sp["sparse"] and T >= 2
+        checks["gradual"] = not sp["hops"] and sp["windows"] == 0
+        checks["one_colour_at_a_time"] = cc.interleaved(spans) == 0
+        checks["steady"] = max(ratios, default=0.0) <= cc.STEADY_RATIO
+        checks["nothing_else"] = others <= cc.STRAY_DOT_FRACTION * dot_area
+        names = {"start": "frame 0 is not the task (dots only)",
+                 "dots_intact": f"a dot is missing in the last {draw.END_HOLD_S} s",
+                 "all_connected": f"a pair is not joined in every frame of the last {draw.END_HOLD_S} s "
+                                  "(or lines cross)",
+                 "no_stray": "a blob of a line's colour is not joined to its dots",
+                 "grid_paths": "a line leaves the board's grid paths (e.g. a diagonal)",
+                 "never_shrinks": "a line shrinks or vanishes",
+                 "long_enough": f"frames too far apart to show the drawing (> {cc.MAX_HOP_CELLS:g} cells between them)",
+                 "gradual": f"lines grow faster than {cc.V_LINE:g} cells/s (a cut, a fade or a jump)",
+                 "one_colour_at_a_time": "lines of different colours grow at the same time (one after another asked)",
+                 "steady": "a line grows by leaps (a wipe reveals whole runs at once)",
+                 "nothing_else": "a mark of another colour or black on the board"}
         reasons += [names[k] for k, v in checks.items() if not v]
         frac = sum(p["connected"] and p["dots_intact"] for p in per_pair) / max(1, len(per_pair))
+        process = ("never_shrinks", "long_enough", "gradual", "one_colour_at_a_time", "steady", "no_stray",
+                   "grid_paths", "nothing_else")
         if not checks["start"]:
             score = 0.0
-        elif all(checks[k] for k in ("gradual", "never_shrinks", "grows_from_dots", "no_stray")):
+        elif all(checks[k] for k in process):
             score = frac
         else:
             score = 0.5 * frac
+        if not (checks["all_connected"] and checks["dots_intact"]):
+            score = min(score, 0.99 * frac)
         passed = all(checks.values())
-        ev.update({"checks": checks, "reasons": reasons, "pairs": per_pair, "connected_fraction": round(frac, 4)})
+        ev.update({"checks": checks, "reasons": reasons, "pairs": per_pair, "connected_fraction": round(frac, 4),
+                   "growth_spans": spans, "unsteadiness": [round(x, 2) for x in ratios], "other_marks_px": others,
+                   "hops": sp["hops"][:20], "sparse_hops": sp["sparse"][:20], "window_excess": sp["worst"]})
+        if reasons:
+            ev["reason"] = "; ".join(reasons)
         dbg = full_last.copy()
         for p, pr in zip(per_pair, state["pairs"], strict=False):
             for end in ("a", "b"):
@@ -250,3 +287,14 @@ class Connect(TaskFamily):
                 cv2.circle(dbg, (int(x), int(y)), int(DOT_R * grid.cell) + 2, (0, 0, 0) if p["connected"] else
                            (255, 0, 255), 1)
         return VerifyResult(float(score), bool(passed), ev, dbg)
+
+
+def _other_marks(hsv: np.ndarray, labels: np.ndarray, allowed: set[int]) -> float:
+    """Largest blob (px, over frames) on the board of a colour no pair has, or of black."""
+    import cv2
+
+    T, h, w = labels.shape
+    m = (((labels > 0) & ~np.isin(labels, sorted(allowed))) | (hsv[..., 2] < 100)).astype(np.uint8)
+    m = cv2.morphologyEx(m.reshape(T * h, w), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)).reshape(T, h, w)
+    comps = draw.frame_components(m)
+    return float(max((c[0, 4] for c in comps if len(c)), default=0))
