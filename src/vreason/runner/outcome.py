@@ -55,10 +55,7 @@ def video_counts(videos: Iterable[Video], imported_models: set[str]) -> tuple[di
         status = v.status.value
         if v.status == VideoStatus.ok and v.model in imported_models and v.path:
             try:
-                info = vio.probe(v.path)
-                check = getattr(vio, "check_complete", None)
-                if check is not None:
-                    check(info)
+                vio.check_complete(vio.probe(v.path, exact=True))  # counts packets: finds cut-off files
             except VideoError as exc:
                 status = "unreadable"
                 unreadable.append({"where": f"{v.model}/{v.sample_id}#{v.seed}", "reason": str(exc)})
