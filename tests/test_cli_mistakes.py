@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from conftest import PLUGIN
@@ -69,17 +70,19 @@ def test_unknown_opt_key_is_rejected_with_the_known_ones(tmp_path):
 
 
 def test_options_the_protocols_read_are_known():
-    """Every option a built-in protocol module reads is accepted (no list falls behind its protocol)."""
+    """Every built-in protocol declares its options as a typed model: declared keys pass, others are refused
+    (that the code reads only declared options is tested in test_protocol_options.py)."""
     from vreason.registry import benchmarks, load_builtins
-    from vreason.runner.checks import check_option_keys, known_option_keys, options_read_by
+    from vreason.runner.checks import OptionsError, check_options, known_option_keys
 
     load_builtins()
     for name in ("synth", "rise", "ruler", "mmecof"):
         cls = benchmarks.get(name)
-        read = options_read_by(cls)
-        assert {"data"} <= read, name
-        check_option_keys(name, cls, read)
-        assert "not_an_option" not in known_option_keys(cls)
+        known = known_option_keys(cls)
+        assert {"data", "videos", "run_dir"} <= known, name
+        check_options(name, cls, {"data": "somewhere"})
+        with pytest.raises(OptionsError, match="unknown option 'not_an_option'"):
+            check_options(name, cls, {"not_an_option": 1})
 
 
 def test_data_missing_or_empty_exits_non_zero(tmp_path):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import sys
@@ -55,20 +54,20 @@ def _parse_opts(pairs: list[str]) -> dict[str, Any]:
 
 
 def _fit_options(protocol: str, options: dict[str, Any], opt_keys: list[str] = ()) -> dict[str, Any]:
-    """Reject unknown ``--opt`` keys (``opt_keys``); drop run flags the protocol does not use (with a note)."""
+    """Check the options against the protocol's typed options (unknown ``--opt`` keys and bad values
+    stop the run, exit code 2); drop run flags (``--hint``, ``--per-task``…) the protocol does not
+    declare, with a note."""
     from vreason.registry import benchmarks, load_builtins
-    from vreason.runner.checks import check_option_keys
+    from vreason.runner.checks import check_options, known_option_keys
 
     load_builtins()
     cls = benchmarks.get(protocol)
-    check_option_keys(protocol, cls, opt_keys)
-    params = inspect.signature(cls.__init__).parameters
-    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
-        return options
-    kept = {k: v for k, v in options.items() if k in params}
+    known = known_option_keys(cls)
+    kept = dict(options) if known is None else {k: v for k, v in options.items() if k in known or k in opt_keys}
     dropped = sorted(set(options) - set(kept))
     if dropped:
         console.print(f"[yellow]note[/]: {protocol} ignores option(s) {', '.join(dropped)}")
+    check_options(protocol, cls, kept)
     return kept
 
 
@@ -107,13 +106,20 @@ def load_plugin(spec: str) -> None:
 
 
 @app.command("list")
-def list_cmd() -> None:
+def list_cmd(
+    options: bool = typer.Option(False, "--options", help="Show each protocol's options (`--opt key=value`): "
+                                 "type, default and what it does."),
+    protocol: str = typer.Argument(None, help="With --options: only this protocol."),
+) -> None:
     """Show the benchmarks, built-in models, judge backends and frame-policy presets, with the
-    extra each needs."""
+    extra each needs; `--options` shows each protocol's options with their defaults."""
     from vreason.frames.policy import PRESETS
     from vreason.registry import benchmarks, generators, judges, load_builtins, scorers
 
     load_builtins()
+    if options:
+        _list_options(benchmarks, protocol)
+        return
     for title, reg in (("benchmarks", benchmarks), ("built-in models", generators), ("scorers", scorers),
                        ("judge backends", judges)):
         t = Table(title=title)
@@ -129,6 +135,23 @@ def list_cmd() -> None:
     for k, v in PRESETS.items():
         t.add_row(k, v)
     out.print(t)
+
+
+def _list_options(benchmarks: Any, only: str | None) -> None:
+    from vreason.protocols.options import describe
+
+    names = [only] if only else [e.name for e in benchmarks.entries()]
+    for name in names:
+        model = getattr(benchmarks.get(name), "options_model", None)
+        if model is None:
+            out.print(f"{name}: no declared options (any --opt key is passed through)")
+            continue
+        t = Table(title=f"{name} options (--opt key=value; unknown keys are rejected)")
+        for col in ("option", "type", "default", "what it does"):
+            t.add_column(col, overflow="fold")
+        for row in describe(model):
+            t.add_row(row["name"], row["type"], row["default"], row["description"])
+        out.print(t)
 
 
 @app.command()

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from vreason.protocols.options import DeclaredOptions, ProtocolOptions, resolve_options, resolved_dict
 from vreason.records import Sample
 from vreason.scoring import Scorer
 
@@ -39,9 +40,30 @@ class Protocol(ABC):
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     default_seeds: ClassVar[tuple[int, ...]] = (0,)
+    options_model: ClassVar[type[ProtocolOptions] | None] = None
+    """The protocol's typed options (unknown keys rejected); ``None`` for a plugin that takes any."""
 
     def __init__(self, **options: Any):
-        self.options = options
+        self.opts: Any = None
+        """The validated options model (``None`` without ``options_model``): read options from it."""
+        self._given = options
+        if self.options_model is not None:
+            self.opts = resolve_options(self.name or type(self).__name__, self.options_model, options)
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The options as a dict: every declared option resolved (a ``get`` of an undeclared key
+        raises), or, for a protocol without an options model, the options as given."""
+        if self.opts is None:
+            return self._given
+        return DeclaredOptions(self.opts.model_dump())
+
+    def resolved_options(self, *, internal: bool = False) -> dict[str, Any]:
+        """Every option with its resolved value (defaults filled in), JSON-able: for the manifest and
+        the scorers' context. Without an options model: the options as given."""
+        if self.opts is None:
+            return dict(self.options)
+        return resolved_dict(self.opts, internal=internal)
 
     @abstractmethod
     def load(self) -> LoadResult:

@@ -14,14 +14,16 @@ setting, so the three settings are judged identically (the rubric is shared, pap
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
+from pydantic import Field, field_validator
 
-from vreason.data.mmecof import HINTS, VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
+from vreason.data.mmecof import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import interleave, judge_for, load_image
+from vreason.protocols.options import ProtocolOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -212,44 +214,88 @@ def _parse_scale(spec: Any) -> tuple[int, int]:
     return int(a), int(b)
 
 
+Hint = Literal["none", "text", "visual"]
+
+
+class MmeCofOptions(ProtocolOptions):
+    """Options of ``vreason run mmecof``; MME-CoF-Pro's code is not public, so the defaults follow the paper."""
+
+    data: str | None = Field(None, description="The MME-CoF-Pro records: JSONL, JSON, parquet or their folder "
+                             "(required).")
+    field_map: str | dict[str, Any] | None = Field(None, description="Field names of the records: a YAML file or a "
+                                                   "mapping; entries given replace the default candidates.")
+    root: str | None = Field(None, description="Folder the records' image paths resolve against.")
+    hint: Hint = Field("none", description="Hint setting the generator gets (`--hint`): none, text or visual "
+                       "(visual: only samples with a visual-hint image).")
+    visual_prompt: Literal["require", "text_hint"] = Field(
+        "require", description="A visual-hint sample without a visual-hint prompt is a load error (`require`, "
+        "default) or gets the text-hint prompt with the annotated image (`text_hint`, recorded per sample).")
+    frame_policy: str = Field("mmecof", description="Frames the judge sees: default `mmecof` = every 10th frame, "
+                              "as the paper.")
+    quality: bool = Field(True, description="Also run the generation-quality judge (CS, TC, VS, Hallu, PG), as "
+                          "the paper.")
+    quality_scale: str = Field("0-9", description="Integer scale of the quality judge, `lo-hi` (default 0-9, the "
+                               "paper's '0-9 mean as %').")
+    step_template: str | None = Field(None, description="Judge template of the per-step Reasoning Score "
+                                      "(default `mmecof_step`).")
+    step_template_path: str | None = Field(None, description="A template YAML file for the step judge.")
+    quality_template: str | None = Field(None, description="Judge template of generation quality (default "
+                                         "`mmecof_quality`).")
+    quality_template_path: str | None = Field(None, description="A template YAML file for the quality judge.")
+    judge_role: str = Field("default", description="Which judge (`--judge` = default) scores the steps.")
+    quality_judge_role: str | None = Field(None, description="Which judge rates quality; default: `judge_role`.")
+    compare_runs: dict[Hint, Any] = Field(default_factory=dict, description="Hint -> another hint run's directory "
+                                          "or exported scores table, for the paired hint deltas.")
+    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals (no effect on point values).")
+    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
+    boot_seed: int = Field(0, description="Seed of the bootstrap.")
+
+    @field_validator("frame_policy")
+    @classmethod
+    def _policy(cls, v: str) -> str:
+        return check_frame_policy(v)
+
+    @field_validator("quality_scale", mode="before")
+    @classmethod
+    def _scale(cls, v: Any) -> Any:
+        try:
+            lo, hi = _parse_scale(v)
+        except (ConfigError, ValueError, TypeError):
+            raise ValueError("must look like 0-9 (lo-hi, integers)") from None
+        if hi <= lo:
+            raise ValueError("the top of the scale must be above the bottom")
+        return f"{lo}-{hi}"
+
+
+PAPER_DEFAULTS = ("frame_policy", "quality_scale", "visual_prompt", "quality", "step_template", "quality_template")
+"""Options named in the report header when they depart from the paper's protocol (the defaults)."""
+
+
 @benchmarks.register("mmecof")
 class MmeCofProtocol(Protocol):
     """MME-CoF-Pro: per-step Reasoning Score under hint settings, plus generation quality.
-
-    Options: ``data`` (JSONL/JSON/parquet or folder; required), ``field_map`` (YAML path or dict),
-    ``root``, ``hint`` (``none`` | ``text`` | ``visual``; default ``none``), ``visual_prompt``
-    (``require`` | ``text_hint``, see :data:`VISUAL_PROMPT_MODES`), ``frame_policy``
-    (default ``mmecof`` = every 10th frame), ``quality`` (run the generation-quality judge;
-    default True), ``quality_scale`` (default ``0-9``), ``step_template`` / ``quality_template``
-    (+ ``*_template_path``), ``judge_role`` / ``quality_judge_role``, ``compare_runs`` (hint →
-    score table or file of another run, for hint deltas), ``n_boot`` (1000), ``level`` (0.95),
-    ``boot_seed`` (0).
-    """
+    Options: :class:`MmeCofOptions`."""
 
     name: ClassVar[str] = "mmecof"
     summary: ClassVar[str] = "MME-CoF-Pro: per-step Reasoning Score under hint settings"
+    options_model: ClassVar[type[ProtocolOptions]] = MmeCofOptions
+    opts: MmeCofOptions
 
     @property
     def hint(self) -> str:
-        h = str(self.options.get("hint", "none"))
-        if h not in HINTS:
-            raise ConfigError(f"mmecof --hint must be one of {', '.join(HINTS)}, got {h!r}")
-        return h
+        return self.opts.hint
 
     @property
     def visual_prompt(self) -> str:
-        v = str(self.options.get("visual_prompt") or "require")
-        if v not in VISUAL_PROMPT_MODES:
-            raise ConfigError(f"mmecof visual_prompt must be one of {', '.join(VISUAL_PROMPT_MODES)}, got {v!r}")
-        return v
+        return self.opts.visual_prompt
 
     def load(self) -> LoadResult:
-        data = self.options.get("data")
+        data = self.opts.data
         if not data:
             raise ConfigError("mmecof needs --data pointing at the MME-CoF-Pro records (JSONL/JSON/parquet)")
         hint = self.hint
-        fmap = load_field_map(self.options.get("field_map"))
-        res = load_mmecof(str(data), field_map=fmap, root=self.options.get("root"))
+        fmap = load_field_map(self.opts.field_map)
+        res = load_mmecof(data, field_map=fmap, root=self.opts.root)
         if hint == "visual" and res.samples and not any(s.metadata.get("has_visual_hint") for s in res.samples):
             raise ConfigError(
                 "mmecof --hint visual: no record has a visual-hint image (fields tried: "
@@ -285,30 +331,27 @@ class MmeCofProtocol(Protocol):
         return LoadResult(samples=out, errors=res.errors)
 
     def scorers(self) -> list[Scorer]:
-        o = self.options
-        hint = self.hint
-        fp = o.get("frame_policy", "mmecof")
-        out: list[Scorer] = [MmeCofStepScorer(frame_policy=fp, template=o.get("step_template"),
-                                              template_path=o.get("step_template_path"),
-                                              judge_role=o.get("judge_role", "default"), hint=hint)]
-        if o.get("quality", True):
-            out.append(MmeCofQualityScorer(frame_policy=fp, template=o.get("quality_template"),
-                                           template_path=o.get("quality_template_path"),
-                                           judge_role=o.get("quality_judge_role", o.get("judge_role", "default")),
-                                           hint=hint, scale=_parse_scale(o.get("quality_scale", "0-9"))))
+        o = self.opts
+        out: list[Scorer] = [MmeCofStepScorer(frame_policy=o.frame_policy, template=o.step_template,
+                                              template_path=o.step_template_path, judge_role=o.judge_role,
+                                              hint=o.hint)]
+        if o.quality:
+            out.append(MmeCofQualityScorer(frame_policy=o.frame_policy, template=o.quality_template,
+                                           template_path=o.quality_template_path,
+                                           judge_role=o.quality_judge_role or o.judge_role,
+                                           hint=o.hint, scale=_parse_scale(o.quality_scale)))
         return out
 
     def aggregate(self, scores: pd.DataFrame, samples: list[Sample], out_dir: str) -> AggregateResult:
         from vreason.protocols.mmecof_tables import aggregate_mmecof
 
-        o = self.options
-        paper = {"frame_policy": "mmecof", "quality_scale": "0-9", "visual_prompt": "require", "quality": True}
-        departing = {k: o[k] for k in (*paper, "step_template", "quality_template")
-                     if k in o and o[k] is not None and o[k] != paper.get(k)}
-        return aggregate_mmecof(scores, samples, out_dir, default_hint=self.hint, departing=departing,
-                                other_runs=o.get("compare_runs") or {}, n_boot=int(o.get("n_boot", 1000)),
-                                level=float(o.get("level", 0.95)), seed=int(o.get("boot_seed", 0)))
+        o = self.opts
+        defaults = MmeCofOptions.model_fields
+        departing = {k: getattr(o, k) for k in PAPER_DEFAULTS
+                     if getattr(o, k) is not None and getattr(o, k) != defaults[k].default}
+        return aggregate_mmecof(scores, samples, out_dir, default_hint=o.hint, departing=departing,
+                                other_runs=dict(o.compare_runs), n_boot=o.n_boot, level=o.level, seed=o.boot_seed)
 
 
-__all__ = ["GQ_KEYS", "MmeCofProtocol", "MmeCofQualityScorer", "MmeCofStepScorer", "quality_parser",
+__all__ = ["GQ_KEYS", "MmeCofOptions", "MmeCofProtocol", "MmeCofQualityScorer", "MmeCofStepScorer", "quality_parser",
            "step_parser"]

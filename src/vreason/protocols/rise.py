@@ -1,40 +1,27 @@
 """RISE-Video protocol: loader, the four metrics (+ maze and symmetry verifiers), W.Score, Accuracy.
 
-Options (all strings from the CLI are accepted):
-
-* ``data`` — the dataset folder (holding ``v5.json`` and the images) or the JSON file;
-* ``videos`` — the videos root (``{model}/{category}/{task_id}.mp4`` or the JSON's ``video_path``);
-* ``ra_mode`` — ``paper`` (default: ground-truth samples judged 1–5 against the GT image, score/5)
-  or ``code`` (the released code's HEAD: yes/no questions on the last frame);
-* ``ra_count`` — ``returned`` (default, the released code: Yes answers over the answers
-  returned, a count mismatch flagged in the evidence) or ``asked`` (over the questions asked; a
-  reply with another count is re-asked, then unscored);
-* ``ra_yes`` — ``contains`` (default, released: an answer containing "yes" is Yes) or
-  ``strict`` (the first word must be Yes or No, anything else fails the reply);
-* ``table_rounding`` — ``released`` (default: metric means rounded to 2 decimals before the
-  W.Score weighting, as ``cal_score/relax.py``) or ``none`` (full precision in the tables);
-* ``maze_mode`` — ``official`` (default: the released rule, a static video scores 0.5) or
-  ``strict`` (tracked from frame 0, must move; see ``vreason.verify.rise_maze``);
-* ``sym_jpeg`` — true (default: the symmetry verifier reads the last frame back from a JPEG at
-  quality 95, as the released pipeline does) or false (the decoded pixels as they are);
-* ``n_boot`` (1000), ``ci_seed`` (0), ``check_files`` (true).
-
-Judge roles: ``default`` (RA, TC, PR) and ``vq`` (Visual Quality; falls back to ``default``).
+Options: :class:`RiseOptions` (``vreason list --options``; every default follows the released
+code, docs/rise.md). Judge roles: ``default`` (RA, TC, PR) and ``vq`` (Visual Quality; falls back
+to ``default``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
+from pydantic import Field
 
 from vreason.data.rise import CATEGORY_NAMES, load_rise, rise_video_path
 from vreason.errors import ConfigError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.rise_aggregate import ROUNDINGS, sample_records, table1, table2, unit_table, write_tables
+from vreason.protocols.options import ProtocolOptions
+from vreason.protocols.rise_aggregate import sample_records, table1, table2, unit_table, write_tables
 from vreason.protocols.rise_scorers import (
-    RA_YES,
+    RaCount,
+    RaMode,
+    RaYes,
     RisePhysicalRationality,
     RisePuzzleVerifier,
     RiseReasoningJudge,
@@ -46,16 +33,44 @@ from vreason.registry import benchmarks
 from vreason.scoring import Scorer
 
 JUDGE_ROLES = ("default", "vq")
-RELEASED_DEFAULTS: dict[str, Any] = {"ra_mode": "paper", "ra_count": "returned", "ra_yes": "contains",
-                                     "maze_mode": "official", "sym_jpeg": True, "table_rounding": "released"}
+
+
+class RiseOptions(ProtocolOptions):
+    """Options of ``vreason run rise``; the defaults reproduce the released code (VisionXLab/Rise-Video)."""
+
+    data: str | None = Field(None, description="The dataset folder holding v5.json and its images, or the JSON "
+                             "file (required).")
+    videos: str | None = Field(None, description="The videos root: {model}/{category}/{task_id}.mp4 or the "
+                               "JSON's video_path.")
+    ra_mode: RaMode = Field("paper", description="Board-game (gt) RA: `paper` = last frame + ground-truth image, "
+                            "1-5 per focus question, score/5 (default: the released code until commit 3819a04, "
+                            "which produced the paper's numbers); `code` = the released HEAD's yes/no questions on "
+                            "the last frame.")
+    ra_count: RaCount = Field("returned", description="RA = Yes answers over the answers `returned` (default, as "
+                              "the released code; a count mismatch is flagged in the evidence) or over the "
+                              "questions `asked` (a reply with another count is re-asked, then unscored).")
+    ra_yes: RaYes = Field("contains", description="An RA answer is Yes when it `contains` 'yes' (default, as the "
+                          "released code) or, `strict`, when its first word is Yes (No likewise; anything else "
+                          "fails the reply).")
+    maze_mode: Literal["official", "strict"] = Field(
+        "official", description="Maze verifier: `official` = the released rule (default; a static video scores "
+        "0.5) or `strict` (tracked from frame 0, the agent must move; see vreason.verify.rise_maze).")
+    sym_jpeg: bool = Field(True, description="Symmetry verifier reads the last frame back from a JPEG at quality "
+                           "95 (default, as the released pipeline) or, false, grids the decoded pixels.")
+    table_rounding: Literal["released", "none"] = Field(
+        "released", description="`released` (default, as cal_score/relax.py): metric means rounded to 2 decimals "
+        "before the W.Score weighting; `none`: full precision in the tables.")
+    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the 95% intervals (no effect on point "
+                        "values).")
+    ci_seed: int = Field(0, description="Seed of the bootstrap.")
+    check_files: bool = Field(True, description="Check at load time that every referenced image exists.")
+
+
+NUMBER_OPTIONS = ("ra_mode", "ra_count", "ra_yes", "maze_mode", "sym_jpeg", "table_rounding")
+"""The options that change numbers (named in the report header when they depart from the default)."""
+RELEASED_DEFAULTS: dict[str, Any] = {k: RiseOptions.model_fields[k].default for k in NUMBER_OPTIONS}
 """The defaults: the released code (``ra_mode=paper`` follows the paper's reference mode, which the
 released code used until commit 3819a04)."""
-
-
-def _bool(v: Any) -> bool:
-    if isinstance(v, str):
-        return v.strip().lower() not in ("0", "false", "no", "off", "")
-    return bool(v)
 
 
 @benchmarks.register("rise", summary="RISE-Video: RA/TC/PR/VQ judged metrics, maze & symmetry verifiers")
@@ -68,42 +83,33 @@ class RiseProtocol(Protocol):
     judge_roles = JUDGE_ROLES
     convention = "rise"
     """Import layout for ``--videos`` (``{model}/{category}/{task_id}.mp4``)."""
+    options_model: ClassVar[type[ProtocolOptions]] = RiseOptions
+    opts: RiseOptions
 
-    def __init__(self, **options: Any):
-        super().__init__(**options)
-        self.ra_mode = str(options.get("ra_mode") or "paper")
-        self.ra_count = str(options.get("ra_count") or "returned")
-        self.ra_yes = str(options.get("ra_yes") or "contains")
-        self.table_rounding = str(options.get("table_rounding") or "released")
-        self.maze_mode = str(options.get("maze_mode") or "official")
-        if self.ra_mode not in ("paper", "code"):
-            raise ConfigError(f"rise: ra_mode must be 'paper' or 'code', got {self.ra_mode!r}")
-        if self.ra_count not in ("asked", "returned"):
-            raise ConfigError(f"rise: ra_count must be 'asked' or 'returned', got {self.ra_count!r}")
-        if self.ra_yes not in RA_YES:
-            raise ConfigError(f"rise: ra_yes must be one of {RA_YES}, got {self.ra_yes!r}")
-        if self.table_rounding not in ROUNDINGS:
-            raise ConfigError(f"rise: table_rounding must be one of {ROUNDINGS}, got {self.table_rounding!r}")
-        if self.maze_mode not in ("strict", "official"):
-            raise ConfigError(f"rise: maze_mode must be 'strict' or 'official', got {self.maze_mode!r}")
-        self.sym_jpeg = _bool(options.get("sym_jpeg", True))
-        self.n_boot = int(options.get("n_boot") or 1000)
-        self.ci_seed = int(options.get("ci_seed") or 0)
+    # the resolved options, read where the protocol and its tests use them
+    ra_mode = property(lambda self: self.opts.ra_mode)
+    ra_count = property(lambda self: self.opts.ra_count)
+    ra_yes = property(lambda self: self.opts.ra_yes)
+    maze_mode = property(lambda self: self.opts.maze_mode)
+    sym_jpeg = property(lambda self: self.opts.sym_jpeg)
+    table_rounding = property(lambda self: self.opts.table_rounding)
+    n_boot = property(lambda self: self.opts.n_boot)
+    ci_seed = property(lambda self: self.opts.ci_seed)
 
     # ------------------------------------------------------------------ loading
     def load(self) -> LoadResult:
-        data = self.options.get("data")
+        data = self.opts.data
         if not data:
             raise ConfigError("rise needs --data: the dataset folder holding v5.json and its images")
         try:
-            res = load_rise(str(data), check_files=_bool(self.options.get("check_files", True)))
+            res = load_rise(data, check_files=self.opts.check_files)
         except (FileNotFoundError, ValueError) as exc:
             raise ConfigError(f"rise: {exc}") from exc
         return LoadResult(samples=res.samples, errors=res.errors)
 
     def video_path(self, model: str, sample: Sample) -> str | None:
         """The video for (model, sample) under ``options['videos']``, or ``None`` when missing."""
-        root = self.options.get("videos")
+        root = self.opts.videos
         if not root:
             raise ConfigError("rise needs --videos: the root holding {model}/{category}/{task_id}.mp4")
         return rise_video_path(str(root), model, sample)
@@ -111,7 +117,7 @@ class RiseProtocol(Protocol):
     def locate_video(self, model: str, sample: Sample, seed: int = 0) -> str | None:
         """For the runner: the found video, else where it was expected (``None`` without --videos
         or for seeds other than 0; RISE has one video per sample)."""
-        root = self.options.get("videos")
+        root = self.opts.videos
         if not root or seed != 0:
             return None
         found = rise_video_path(str(root), model, sample)
@@ -120,8 +126,7 @@ class RiseProtocol(Protocol):
     # ------------------------------------------------------------------ scoring
     def scorers(self) -> list[Scorer]:
         return [
-            RiseReasoningJudge(ra_mode=self.ra_mode, ra_count=self.ra_count,  # type: ignore[arg-type]
-                               ra_yes=self.ra_yes),  # type: ignore[arg-type]
+            RiseReasoningJudge(ra_mode=self.ra_mode, ra_count=self.ra_count, ra_yes=self.ra_yes),
             RisePuzzleVerifier(maze_mode=self.maze_mode, sym_jpeg=self.sym_jpeg),
             RiseTemporalConsistency(),
             RisePhysicalRationality(),
@@ -131,8 +136,7 @@ class RiseProtocol(Protocol):
     # ------------------------------------------------------------------ fidelity
     def protocol_options(self) -> dict[str, Any]:
         """The options that change numbers, as resolved for this run."""
-        return {"ra_mode": self.ra_mode, "ra_count": self.ra_count, "ra_yes": self.ra_yes,
-                "maze_mode": self.maze_mode, "sym_jpeg": self.sym_jpeg, "table_rounding": self.table_rounding}
+        return {k: getattr(self.opts, k) for k in NUMBER_OPTIONS}
 
     def header(self) -> list[str]:
         """Report-header lines: the options that depart from the released code, and the definitions."""

@@ -14,14 +14,16 @@ Each metric's score for a video is the mean over its questions of Good/Medium/Po
 from __future__ import annotations
 
 import asyncio
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
+from pydantic import Field, field_validator
 
 from vreason.data.ruler import METRIC_CODE, METRICS, load_ruler, ruler_video_path
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import interleave, judge_for, load_image
+from vreason.protocols.options import ProtocolOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -155,31 +157,61 @@ def _think(raw: str | None) -> str:
     return m.group(1).strip() if m else ""
 
 
+class RulerOptions(ProtocolOptions):
+    """Options of ``vreason run ruler``; the defaults reproduce the released eval.py + cal_acc.py."""
+
+    data: str | None = Field(None, description="RULER-Bench's data.jsonl, the parquet file or their folder "
+                             "(required).")
+    videos: str | None = Field(None, description="The videos root ({model}/{task_name}/{index}.mp4).")
+    root: str | None = Field(None, description="Folder the records' image/video paths resolve against; default: "
+                             "the data file's folder.")
+    check_files: bool = Field(True, description="Check at load time that every referenced file exists.")
+    frame_policy: str = Field("ruler", description="Frames the judge sees: default `ruler` = fps:2+max_side=512, "
+                              "every int(fps/2)-th frame, longest side <= 512, as the released code.")
+    template: str = Field("ruler_judge", description="Judge prompt template name (default: vreason's wording of "
+                          "the released prompt, same inputs and order).")
+    template_path: str | None = Field(None, description="A template YAML file overriding `template`.")
+    judge_role: str = Field("default", description="Which judge (`--judge` = default) scores the checklist.")
+    missing_metric: Literal["zero", "skip"] = Field(
+        "zero", description="A judged instance without a question for a metric counts `zero` on it (default, as "
+        "the released cal_acc.py) or is left out (`skip`).")
+    win_rate: Literal["pairwise_strict", "best_share", "pairwise_half"] = Field(
+        "pairwise_strict", description="The Win Rate row's definition (the paper does not define it; the released "
+        "code has none): `pairwise_strict` (default, on the published ~0.24 magnitude), `best_share` or "
+        "`pairwise_half`; all three are in ruler_win_rate.")
+    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals (no effect on point values).")
+    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
+    boot_seed: int = Field(0, description="Seed of the bootstrap.")
+    prompt_variant: str | None = Field(None, description="Give the generator this prompt variant (`pe` for "
+                                       "prompt-enhanced runs); the judge still sees the original prompt.")
+
+    @field_validator("frame_policy")
+    @classmethod
+    def _policy(cls, v: str) -> str:
+        return check_frame_policy(v)
+
+
+DEPARTING = ("frame_policy", "template", "template_path", "prompt_variant")
+"""Options that change what the judge sees, named in the report header when they depart from the default."""
+
+
 @benchmarks.register("ruler")
 class RulerProtocol(Protocol):
-    """RULER-Bench: checklist judged Good/Medium/Poor over IF, VC, VF, RC.
-
-    Options: ``data`` (data.jsonl, parquet or their folder; required), ``root`` (folder the
-    image/video paths resolve against; default the data file's folder), ``check_files``
-    (default True), ``frame_policy`` (default ``ruler``), ``template`` / ``template_path``,
-    ``judge_role`` (default ``default``), ``missing_metric`` (``zero`` = released behaviour,
-    or ``skip``), ``win_rate`` (``pairwise_strict`` default, ``best_share``, ``pairwise_half``;
-    see ``ruler_tables``), ``n_boot`` (1000), ``level`` (0.95), ``boot_seed`` (0), ``prompt_variant``
-    (``pe`` for prompt-enhanced runs).
-    """
+    """RULER-Bench: checklist judged Good/Medium/Poor over IF, VC, VF, RC. Options: :class:`RulerOptions`."""
 
     name: ClassVar[str] = "ruler"
     summary: ClassVar[str] = "RULER-Bench: checklist judged Good/Medium/Poor over four metrics"
     convention: ClassVar[str] = "ruler"
     """Default layout of ``--videos``: ``{model}/{task_name}/{index}.mp4`` (the released one)."""
+    options_model: ClassVar[type[ProtocolOptions]] = RulerOptions
+    opts: RulerOptions
 
     def load(self) -> LoadResult:
-        data = self.options.get("data")
+        data = self.opts.data
         if not data:
             raise ConfigError("ruler needs --data pointing at RULER-Bench's data.jsonl (or the parquet file)")
-        result = load_ruler(str(data), root=self.options.get("root"),
-                            check_files=bool(self.options.get("check_files", True)))
-        variant = self.options.get("prompt_variant")
+        result = load_ruler(data, root=self.opts.root, check_files=self.opts.check_files)
+        variant = self.opts.prompt_variant
         if variant and variant != "default":
             kept = []
             for s in result.samples:
@@ -194,11 +226,9 @@ class RulerProtocol(Protocol):
         return result
 
     def scorers(self) -> list[Scorer]:
-        o = self.options
-        return [RulerChecklistScorer(frame_policy=o.get("frame_policy", "ruler"),
-                                     template=o.get("template", "ruler_judge"),
-                                     template_path=o.get("template_path"),
-                                     judge_role=o.get("judge_role", "default"))]
+        o = self.opts
+        return [RulerChecklistScorer(frame_policy=o.frame_policy, template=o.template, template_path=o.template_path,
+                                     judge_role=o.judge_role)]
 
     @staticmethod
     def video_path(videos_root: str, model: str, sample: Sample) -> str:
@@ -208,16 +238,13 @@ class RulerProtocol(Protocol):
     def aggregate(self, scores: pd.DataFrame, samples: list[Sample], out_dir: str) -> AggregateResult:
         from vreason.protocols.ruler_tables import aggregate_ruler
 
-        o = self.options
-        from vreason.protocols.ruler_tables import DEFAULT_WIN_RATE
-
-        departing = {k: o[k] for k in ("frame_policy", "template", "template_path", "prompt_variant")
-                     if o.get(k) not in (None, "", {"frame_policy": "ruler", "template": "ruler_judge"}.get(k))}
-        return aggregate_ruler(scores, samples, out_dir, missing_metric=o.get("missing_metric", "zero"),
-                               n_boot=int(o.get("n_boot", 1000)), level=float(o.get("level", 0.95)),
-                               seed=int(o.get("boot_seed", 0)), win_rate=str(o.get("win_rate") or DEFAULT_WIN_RATE),
-                               departing=departing)
+        o = self.opts
+        defaults = RulerOptions.model_fields
+        departing = {k: getattr(o, k) for k in DEPARTING
+                     if getattr(o, k) not in (None, "", defaults[k].default)}
+        return aggregate_ruler(scores, samples, out_dir, missing_metric=o.missing_metric, n_boot=o.n_boot,
+                               level=o.level, seed=o.boot_seed, win_rate=o.win_rate, departing=departing)
 
 
-__all__ = ["LABELS", "LABEL_SCORE", "METRICS", "RulerChecklistScorer", "RulerProtocol",
+__all__ = ["LABELS", "LABEL_SCORE", "METRICS", "RulerChecklistScorer", "RulerOptions", "RulerProtocol",
            "labels_to_metric_scores"]

@@ -1,16 +1,8 @@
 """The built-in verifiable suite as a protocol: ``vreason run synth --models oracle,static,…``.
 
-Options (all optional; ``--opt key=value`` strings are coerced):
-
-* ``data`` — a folder written by ``vreason synth generate`` (else the suite is built here);
-* ``families`` / ``difficulties`` — lists or comma-separated strings (default: all / easy,medium,hard);
-* ``per_task`` (10), ``seed`` (0) — instances per family × difficulty and the suite seed;
-* ``width`` (640), ``height`` (360), ``fps`` (16), ``seconds`` (4.0) — render config;
-* ``run_dir`` / ``out_dir`` — where a built suite's images go (``<dir>/synth_data``); without
-  one they go to a cache folder keyed by the config (``$VREASON_CACHE`` or ``~/.cache/vreason``);
-* ``write_videos`` — also write ground-truth videos when building;
-* ``shortcut_mode`` (``fade``/``cut``) — how the ``shortcut`` model reaches the end state;
-* ``max_frames`` (480) — decode cap per video (read by the scorer from the run options).
+Options: :class:`SynthOptions` (``vreason list --options``). A built suite's images go under
+``<run_dir>/synth_data`` (or ``<out_dir>/synth_data``); without either they go to a cache folder
+keyed by the config (``$VREASON_CACHE`` or ``~/.cache/vreason``).
 """
 
 from __future__ import annotations
@@ -18,29 +10,53 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 import pandas as pd
+from pydantic import Field, field_validator
 
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
+from vreason.protocols.options import INTERNAL, ProtocolOptions
 from vreason.records import Sample
 from vreason.registry import benchmarks
 from vreason.scoring import Scorer
-from vreason.synth.scorer import SynthVerifierScorer
+from vreason.synth.scorer import DEFAULT_MAX_FRAMES, SynthVerifierScorer
 
-__all__ = ["SynthProtocol", "SynthVerifierScorer"]
-
-
-def _list(v: Any) -> list[str] | None:
-    if v is None or v == "" or v == []:
-        return None
-    if isinstance(v, str):
-        return [x.strip() for x in v.split(",") if x.strip()]
-    return [str(x) for x in v]
+__all__ = ["SynthOptions", "SynthProtocol", "SynthVerifierScorer"]
 
 
-def _bool(v: Any) -> bool:
-    return v if isinstance(v, bool) else str(v).strip().lower() in ("1", "true", "yes", "on")
+class SynthOptions(ProtocolOptions):
+    """Options of ``vreason run synth`` (the built-in suite)."""
+
+    data: str | None = Field(None, description="A folder written by `vreason synth generate`; without it the "
+                             "suite is built here from the options below.")
+    families: list[str] | None = Field(None, description="Task families to build (list or comma-separated); "
+                                       "default: all. Unknown names fail when the suite is built.")
+    difficulties: list[Literal["easy", "medium", "hard"]] | None = Field(
+        None, description="Difficulties to build (list or comma-separated); default: easy, medium, hard.")
+    per_task: int = Field(10, ge=1, description="Instances per family × difficulty.")
+    seed: int = Field(0, description="Seed of the task generator (`--suite-seed`).")
+    width: int = Field(640, ge=16, description="Render width in pixels.")
+    height: int = Field(360, ge=16, description="Render height in pixels.")
+    fps: int = Field(16, ge=1, description="Render frame rate.")
+    seconds: float = Field(4.0, gt=0, description="Length of a solution video in seconds.")
+    write_videos: bool = Field(False, description="Also write the ground-truth solution videos when building.")
+    shortcut_mode: Literal["fade", "cut"] | None = Field(
+        None, description="How the `shortcut` model reaches the end state: a cross-fade or a cut; default: the "
+        "model's own (fade).")
+    max_frames: int = Field(DEFAULT_MAX_FRAMES, ge=1, description="Decode cap per video for the verifiers "
+                            "(frames beyond it are not read).")
+    out_dir: str | None = Field(None, description="Where a built suite goes when there is no run folder.",
+                                json_schema_extra=INTERNAL)
+
+    @field_validator("families", "difficulties", mode="before")
+    @classmethod
+    def _split(cls, v: Any) -> Any:
+        if v is None or v == "" or v == []:
+            return None
+        if isinstance(v, str):
+            return [x.strip() for x in v.split(",") if x.strip()] or None
+        return v
 
 
 @benchmarks.register("synth", summary="Built-in procedurally generated, verifiable suite (offline)")
@@ -50,20 +66,20 @@ class SynthProtocol(Protocol):
     name = "synth"
     summary = "Built-in procedurally generated, verifiable suite (offline)"
     default_seeds = (0,)
+    options_model: ClassVar[type[ProtocolOptions]] = SynthOptions
+    opts: SynthOptions
 
     def __init__(self, **options: Any):
         super().__init__(**options)
         from vreason.synth.base import RenderConfig
 
-        self.families = _list(options.get("families"))
-        self.difficulties = _list(options.get("difficulties"))
-        self.per_task = int(options.get("per_task", 10))
-        self.seed = int(options.get("seed", 0))
-        self.cfg = RenderConfig(width=int(options.get("width", 640)), height=int(options.get("height", 360)),
-                                fps=int(options.get("fps", 16)), seconds=float(options.get("seconds", 4.0)))
+        o = self.opts
+        self.families, self.difficulties = o.families, o.difficulties
+        self.per_task, self.seed = o.per_task, o.seed
+        self.cfg = RenderConfig(width=o.width, height=o.height, fps=o.fps, seconds=o.seconds)
 
     def _build_dir(self) -> str:
-        base = self.options.get("run_dir") or self.options.get("out_dir")
+        base = self.opts.run_dir or self.opts.out_dir
         if base:
             return os.path.join(str(base), "synth_data")
         key = json.dumps([self.families, self.difficulties, self.per_task, self.seed, self.cfg.__dict__],
@@ -75,11 +91,10 @@ class SynthProtocol(Protocol):
     def load(self) -> LoadResult:
         from vreason.synth.suite import build_samples, load_benchmark
 
-        data = self.options.get("data")
-        if data:
-            return load_benchmark(str(data))
+        if self.opts.data:
+            return load_benchmark(self.opts.data)
         samples = build_samples(self.families, self.difficulties, self.per_task, self.seed, self.cfg,
-                                self._build_dir(), write_videos=_bool(self.options.get("write_videos", False)))
+                                self._build_dir(), write_videos=self.opts.write_videos)
         return LoadResult(samples=samples)
 
     def scorers(self) -> list[Scorer]:
@@ -92,8 +107,8 @@ class SynthProtocol(Protocol):
         if cls is None:
             return None
         params: dict[str, Any] = {}
-        if model == "shortcut" and self.options.get("shortcut_mode"):
-            params["mode"] = str(self.options["shortcut_mode"])
+        if model == "shortcut" and self.opts.shortcut_mode:
+            params["mode"] = self.opts.shortcut_mode
         return cls(**params)
 
     def aggregate(self, scores: pd.DataFrame, samples: list[Sample], out_dir: str) -> AggregateResult:

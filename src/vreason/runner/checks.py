@@ -1,86 +1,68 @@
 """Checks that stop a user mistake before any scoring: unknown options, models and video folders.
 
 Each failure is a :class:`~vreason.errors.ConfigError` whose message says what was expected
-(the closest names, one expected path) so it can be fixed without reading the code.
+(the closest names, one expected path) so it can be fixed without reading the code. Option
+keys and values are checked against the protocol's typed options model
+(:mod:`vreason.protocols.options`).
 """
 
 from __future__ import annotations
 
-import difflib
 import inspect
 import os
-import re
 from collections.abc import Iterable
 from typing import Any
 
 from vreason.errors import ConfigError
+from vreason.protocols.options import OptionsError, closest, public_keys, resolve_options
 from vreason.records import Sample
 
-# Options each built-in protocol reads beyond those its own module reads (found by
-# :func:`options_read_by`), for protocols whose constructor takes ``**options``; a protocol can
-# declare its complete set as ``option_keys``.
-BUILTIN_OPTION_KEYS: dict[str, frozenset[str]] = {
-    "synth": frozenset({"data", "videos", "families", "difficulties", "per_task", "seed", "width", "height", "fps",
-                        "seconds", "write_videos", "shortcut_mode", "max_frames"}),
-    "rise": frozenset({"data", "videos", "check_files", "ra_mode", "ra_count", "maze_mode", "n_boot", "ci_seed"}),
-    "ruler": frozenset({"data", "videos", "root", "check_files", "frame_policy", "template", "template_path",
-                        "judge_role", "missing_metric", "n_boot", "level", "boot_seed", "prompt_variant"}),
-    "mmecof": frozenset({"data", "videos", "hint", "field_map", "root", "frame_policy", "step_template",
-                         "step_template_path", "judge_role", "quality", "quality_template", "quality_template_path",
-                         "quality_judge_role", "quality_scale", "n_boot", "level", "boot_seed", "compare_runs"}),
-}
-INTERNAL_OPTIONS = frozenset({"run_dir", "out_dir"})
+INTERNAL_OPTIONS = frozenset({"run_dir"})
+"""Options the runner sets itself (declared, hidden, in every options model as ``run_dir``); a
+protocol without an options model that takes ``run_dir`` gets it too."""
 
-
-def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    return difflib.get_close_matches(name, sorted(set(candidates)), n=n, cutoff=0.5)
+__all__ = ["INTERNAL_OPTIONS", "OptionsError", "check_options", "closest", "known_option_keys"]
 
 
 def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
-    near = closest(name, candidates)
+    near = closest(name, list(candidates))
     return f"; did you mean {', '.join(near)}?" if near else ""
 
 
-_READ_OPTION = re.compile(r"""\b(?:options|o|opts)(?:\.get\(|\[)\s*["']([A-Za-z_][A-Za-z0-9_]*)["']""")
-
-
-def options_read_by(cls: Any) -> set[str]:
-    """Option names the class's module reads (``options.get("k")``, ``o["k"]``…), so an option a
-    protocol gains is known without another list to keep in step."""
-    try:
-        src = inspect.getsource(inspect.getmodule(cls))
-    except (OSError, TypeError):
-        return set()
-    return set(_READ_OPTION.findall(src))
-
-
 def known_option_keys(protocol_cls: Any) -> frozenset[str] | None:
-    """The option names a protocol accepts, or ``None`` when it cannot be known (accept all)."""
-    declared = getattr(protocol_cls, "option_keys", None)
-    if declared:
-        return frozenset(declared) | INTERNAL_OPTIONS
+    """The option names a protocol accepts (its options model's fields, internal ones included), or
+    ``None`` when it cannot be known (a plugin protocol taking ``**options``: accept all)."""
+    model = getattr(protocol_cls, "options_model", None)
+    if model is not None:
+        return frozenset(model.model_fields)
     params = inspect.signature(protocol_cls.__init__).parameters
-    named = {k for k, p in params.items() if k != "self" and p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL)}
-    if not any(p.kind == p.VAR_KEYWORD for p in params.values()):
-        return frozenset(named) | INTERNAL_OPTIONS
-    table = BUILTIN_OPTION_KEYS.get(getattr(protocol_cls, "name", ""))
-    if table is None:
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
         return None
-    return table | frozenset(named) | frozenset(options_read_by(protocol_cls)) | INTERNAL_OPTIONS
+    named = {k for k, p in params.items() if k != "self" and p.kind != p.VAR_POSITIONAL}
+    return frozenset(named) | INTERNAL_OPTIONS
 
 
-def check_option_keys(protocol: str, protocol_cls: Any, keys: Iterable[str]) -> None:
-    """Reject ``--opt`` keys the protocol does not read (a typo would otherwise be ignored silently)."""
+def check_options(protocol: str, protocol_cls: Any, options: dict[str, Any]) -> None:
+    """Reject option keys the protocol does not declare and values it does not accept, before any
+    scoring: :class:`OptionsError` (a ConfigError, exit code 2) with the accepted keys or values."""
+    model = getattr(protocol_cls, "options_model", None)
+    if model is not None:
+        resolve_options(protocol, model, options)
+        return
     known = known_option_keys(protocol_cls)
     if known is None:
         return
-    unknown = sorted(set(keys) - known)
+    unknown = sorted(set(options) - known)
     if unknown:
         shown = sorted(known - INTERNAL_OPTIONS)
-        raise ConfigError(
-            f"{protocol}: unknown option {', '.join(repr(k) for k in unknown)}"
-            + _did_you_mean(unknown[0], shown) + f" (known: {', '.join(shown)})"
-        )
+        raise OptionsError(f"{protocol}: unknown option {', '.join(repr(k) for k in unknown)}"
+                           + _did_you_mean(unknown[0], shown) + f" (known: {', '.join(shown)})")
+
+
+def declared_keys(protocol_cls: Any) -> list[str] | None:
+    """The option names a user can set, in declaration order (``None`` when not declared)."""
+    model = getattr(protocol_cls, "options_model", None)
+    return public_keys(model) if model is not None else None
 
 
 def expected_path(protocol: Any, root: str, convention: str, model: str, sample: Sample, seed: int) -> str:

@@ -89,15 +89,17 @@ class RunSummary:
 
 
 def make_protocol(name: str, options: dict[str, Any], run_dir: str | None = None):
-    """Instantiate a protocol; ``run_dir`` is passed when its constructor takes it (or **options)."""
-    import inspect
+    """Instantiate a protocol; its typed options model validates ``options`` (an
+    :class:`~vreason.protocols.options.OptionsError` names a wrong key or value). ``run_dir`` is
+    passed when the protocol declares it (every options model does) or takes ``**options``."""
+    from vreason.runner.checks import known_option_keys
 
     load_builtins()
     cls = benchmarks.get(name)
     opts = dict(options)
     if run_dir is not None and "run_dir" not in opts:
-        params = inspect.signature(cls.__init__).parameters
-        if "run_dir" in params or any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        known = known_option_keys(cls)
+        if known is None or "run_dir" in known:
             opts["run_dir"] = run_dir
     return cls(**opts)
 
@@ -344,7 +346,8 @@ class Runner:
             self.lock.release()
 
     def _run(self) -> RunSummary:
-        self.store.start({**self.cfg.as_dict(), "plan_fingerprint": fingerprint(self.plan)},
+        self.store.start({**self.cfg.as_dict(), "plan_fingerprint": fingerprint(self.plan),
+                          "resolved_options": self.protocol.resolved_options()},
                          command=f"run {self.cfg.protocol}")
         executor = LocalExecutor(self.cfg.workers, self.cfg.io_concurrency)
         status = "ok"
@@ -384,7 +387,9 @@ class Runner:
 
     async def _run_async(self, samples: list[Sample], executor: LocalExecutor) -> None:
         judges = await self._open_judges()
-        ctx = ScoreContext(run_dir=self.store.run_dir, options=dict(self.cfg.options), judges=judges)
+        # the scorers read the resolved options (defaults from the protocol's options model)
+        opts = self.protocol.options if getattr(self.protocol, "opts", None) is not None else dict(self.cfg.options)
+        ctx = ScoreContext(run_dir=self.store.run_dir, options=opts, judges=judges)
         try:
             videos = await self.videos(samples, executor)
             await self.score(samples, videos, executor, ctx)

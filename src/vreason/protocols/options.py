@@ -1,0 +1,147 @@
+"""Typed protocol options: one pydantic model per protocol, unknown keys rejected.
+
+A protocol declares ``options_model = <Name>Options`` (a subclass of :class:`ProtocolOptions`);
+:class:`~vreason.protocols.base.Protocol` validates its keyword options against it once, in the
+constructor. The model is the single place where an option's type, default, allowed values and
+meaning are written: the CLI's ``--opt key=value`` checks, ``vreason list --options`` and the
+resolved options recorded in the run manifest all come from it.
+
+Values from the command line arrive as JSON-decoded strings (``--opt sym_jpeg=false`` → ``False``,
+``--opt n_boot=200`` → ``200``, ``--opt maze_mode=strict`` → ``"strict"``); pydantic's lax mode
+coerces ``"false"`` / ``"0"`` / ``"200"`` / ``"0.9"``, and numbers given for a text option are
+turned into text.
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from vreason.errors import ConfigError
+
+INTERNAL = {"internal": True}
+"""``json_schema_extra`` of options the runner sets (not shown to users, not recorded as settings)."""
+
+
+class OptionsError(ConfigError):
+    """An option key the protocol does not declare, or a value it does not accept."""
+
+
+class ProtocolOptions(BaseModel):
+    """Options every protocol accepts: the data, the videos, and the runner's run folder."""
+
+    model_config = ConfigDict(extra="forbid", coerce_numbers_to_str=True, validate_assignment=True)
+
+    data: str | None = Field(None, description="The benchmark's data (folder or file); `--data`.")
+    videos: str | None = Field(None, description="The videos folder (`--videos`); the runner imports videos "
+                               "from it.")
+    run_dir: str | None = Field(None, description="Set by the runner: the run folder.", json_schema_extra=INTERNAL)
+
+
+def check_frame_policy(v: Any) -> Any:
+    """A frame-policy spec or preset name that parses (else the option's error gives the reason)."""
+    if v is not None:
+        from vreason.frames.policy import policy
+
+        try:
+            policy(v)
+        except (ConfigError, ValueError) as exc:
+            raise ValueError(str(exc)) from None
+    return v
+
+
+def is_internal(model: type[BaseModel], key: str) -> bool:
+    extra = model.model_fields[key].json_schema_extra
+    return isinstance(extra, dict) and bool(extra.get("internal"))
+
+
+def public_keys(model: type[BaseModel]) -> list[str]:
+    """The option names a user sets (declaration order), without the runner's internal ones."""
+    return [k for k in model.model_fields if not is_internal(model, k)]
+
+
+def closest(name: str, candidates: list[str], n: int = 3) -> list[str]:
+    return difflib.get_close_matches(name, sorted(set(candidates)), n=n, cutoff=0.5)
+
+
+def _allowed(err: dict[str, Any]) -> str | None:
+    expected = (err.get("ctx") or {}).get("expected")
+    return str(expected) if expected else None
+
+
+def _message(protocol: str, model: type[BaseModel], exc: ValidationError) -> str:
+    known = public_keys(model)
+    unknown = sorted({str(e["loc"][0]) for e in exc.errors() if e["type"] == "extra_forbidden" and e["loc"]})
+    lines = []
+    if unknown:
+        near = closest(unknown[0], known)
+        lines.append(f"{protocol}: unknown option {', '.join(repr(k) for k in unknown)}"
+                     + (f"; did you mean {', '.join(near)}?" if near else "")
+                     + f" (known: {', '.join(known)})")
+    seen = set()
+    for e in exc.errors():
+        if e["type"] == "extra_forbidden" or not e["loc"]:
+            continue
+        key = str(e["loc"][0])
+        if key in seen:  # a union reports one error per member: keep the first, most telling one
+            continue
+        seen.add(key)
+        got = e.get("input")
+        allowed = _allowed(e)
+        if e["type"] == "literal_error" and allowed:
+            lines.append(f"{protocol}: {key} must be one of {allowed} (got {got!r})")
+        else:
+            msg = str(e.get("msg", "invalid value")).removeprefix("Value error, ")
+            lines.append(f"{protocol}: option {key}: {msg} (got {got!r})")
+    return "\n".join(lines) or f"{protocol}: invalid options: {exc}"
+
+
+def resolve_options(protocol: str, model: type[ProtocolOptions], options: dict[str, Any]) -> ProtocolOptions:
+    """Validate ``options`` against ``model``; raise :class:`OptionsError` naming the key and the
+    accepted keys (closest first) or the allowed values."""
+    try:
+        return model.model_validate(dict(options))
+    except ValidationError as exc:
+        raise OptionsError(_message(protocol, model, exc)) from None
+
+
+def resolved_dict(opts: ProtocolOptions, *, internal: bool = False) -> dict[str, Any]:
+    """Every option with its value (defaults filled in) as JSON-able data, for the manifest."""
+    dumped = opts.model_dump(mode="json", fallback=lambda v: f"<{type(v).__name__}>")
+    return {k: v for k, v in dumped.items() if internal or not is_internal(type(opts), k)}
+
+
+def describe(model: type[ProtocolOptions]) -> list[dict[str, str]]:
+    """One row per public option: name, type, default, description (for ``vreason list --options``)."""
+    rows = []
+    for key in public_keys(model):
+        f = model.model_fields[key]
+        ann = f.annotation
+        kind = getattr(ann, "__name__", None) if isinstance(ann, type) else None
+        kind = kind or str(ann).replace("typing.", "").replace("NoneType", "None")
+        default = f.get_default(call_default_factory=True)
+        rows.append({"name": key, "type": kind, "default": "–" if default is None else _show(default),
+                     "description": f.description or ""})
+    return rows
+
+
+def _show(v: Any) -> str:
+    if isinstance(v, bool):
+        return str(v).lower()
+    return str(v)
+
+
+class DeclaredOptions(dict):
+    """The resolved options as a dict whose ``get`` refuses undeclared keys, so a module reading an
+    option its model does not declare fails loudly instead of silently using a local default."""
+
+    def get(self, key: Any, default: Any = None) -> Any:
+        if key not in self:
+            raise OptionsError(f"option {key!r} is read but not declared in the protocol's options model "
+                               f"(declared: {', '.join(sorted(self))})")
+        return super().get(key, default)
+
+    def __reduce__(self):  # pickles (to worker processes) as a plain dict
+        return (dict, (dict(self),))
