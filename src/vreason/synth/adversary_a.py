@@ -179,17 +179,21 @@ def _maze():
 
     @variant("maze", "through_walls", honest=False)
     def through_walls(inst, cfg, rng):
-        """A smooth walk that starts by passing through a wall next to the start, then walks on legally."""
+        """A smooth walk along the solution until a cell with a wall to a neighbour, through that wall, then
+        legally on to the goal."""
         from vreason.synth.maze import bfs, graph_distances, path_to
 
         st = inst.state
-        r, c = st["start"]
         dist = graph_distances(st["open"], tuple(st["goal"]))
-        blocked = [(r + dr, c + dc) for dr, dc, bit in ((-1, 0, 1), (0, 1, 2), (1, 0, 4), (0, -1, 8))
-                   if not st["open"][r][c] & bit and 0 <= r + dr < st["rows"] and 0 <= c + dc < st["cols"]]
-        x = min(blocked, key=lambda cell: dist[cell])
-        walk = [(r, c)] + path_to(bfs(st["open"], x), tuple(st["goal"]))
-        return Clip(fam.render(st, _positions(walk, cfg.n_frames)), float(cfg.fps))
+        p = path(inst)
+        for i, (r, c) in enumerate(p[:-1]):
+            blocked = [(r + dr, c + dc) for dr, dc, bit in ((-1, 0, 1), (0, 1, 2), (1, 0, 4), (0, -1, 8))
+                       if not st["open"][r][c] & bit and 0 <= r + dr < st["rows"] and 0 <= c + dc < st["cols"]]
+            if blocked:
+                x = min(blocked, key=lambda cell: dist[cell])
+                walk = p[:i + 1] + path_to(bfs(st["open"], x), tuple(st["goal"]))
+                return Clip(fam.render(st, _positions(walk, cfg.n_frames)), float(cfg.fps))
+        raise ValueError("a maze without inner walls along the solution")
 
     @variant("maze", "vanish_at_end", honest=False)
     def vanish(inst, cfg, rng):

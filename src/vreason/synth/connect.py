@@ -225,7 +225,10 @@ class Connect(TaskFamily):
             run_max = np.maximum.accumulate(line)
             drop = float((run_max - line).max())
             lengths.append(line)
-            persist.append(np.minimum.accumulate(line[::-1])[::-1])
+            # persistent length: the least it will be from now on (flicker in the last 0.25 s pooled)
+            tail = t >= t[-1] - 0.25
+            held = np.where(tail, line[tail].min(), line)
+            persist.append(np.minimum.accumulate(held[::-1])[::-1])
             p = {"start": bool(dots[0]) and area[0] <= 2 * dot_area * 1.35,
                  "dots_intact": bool(dots[fin].all()), "all_connected": bool(joined[fin].all()),
                  "no_stray": float(stray.max()) <= cc.STRAY_DOT_FRACTION * dot_area,
