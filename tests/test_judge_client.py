@@ -72,7 +72,7 @@ def test_transport_errors_retry_then_value_or_unscored():
     assert not o2.ok and o2.value is None and "server" in o2.reason and "gave up after 4" in o2.reason
     c3 = client([{"error": "fatal"}, "Yes"])
     o3 = run(c3.ask(req(), parsers.yes_no()))
-    assert not o3.ok and o3.requests == 0 and len(c3.judge.requests) == 1  # fatal: no retry
+    assert not o3.ok and o3.requests == 1 and len(c3.judge.requests) == 1  # fatal: sent once, no retry
 
 
 def test_repeats_majority_median_and_spread():

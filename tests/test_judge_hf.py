@@ -16,7 +16,10 @@ transformers = pytest.importorskip("transformers")
 
 from vreason.judge import parsers  # noqa: E402
 from vreason.judge.base import Decoding, ImagePart, JudgeRequest, TextPart  # noqa: E402
+from vreason.judge.retry import TokenCaps  # noqa: E402
 from vreason.judge.spec import make_judge  # noqa: E402
+
+NO_GROWTH = TokenCaps(ceiling=5)  # the request's own cap is the ceiling: a cut-off reply is not re-asked
 
 SPECIAL = [
     "<|endoftext|>",
@@ -100,7 +103,9 @@ def request(n_frames=2):
 
 
 def test_end_to_end_from_folder(checkpoint, tmp_path):
-    client = make_judge(f"transformers:{checkpoint}", cache_path=str(tmp_path / "c.sqlite"), reasks=0)
+    client = make_judge(
+        f"transformers:{checkpoint}", cache_path=str(tmp_path / "c.sqlite"), reasks=0, token_caps=NO_GROWTH
+    )
     assert client.identity == f"transformers:{checkpoint.name}" and client.limiter.max_concurrency == 1
     judge = client.judge
     _, tok, improc = judge._load()
@@ -114,27 +119,44 @@ def test_end_to_end_from_folder(checkpoint, tmp_path):
     assert text.startswith("<|im_start|>system\nAnswer Yes or No.<|im_end|>")
     assert text.index("Frame 0") < text.index("Frame 1") and text.endswith("<|im_start|>assistant\n")
 
-    outcome = asyncio.run(client.ask(request(2), parsers.json_object()))
-    # random weights: the reply is gibberish, so it ends unscored — with the raw reply, never a value
-    assert outcome.raw is not None and outcome.requests == 1
+    outcome = asyncio.run(client.ask(request(2), lambda t: t))  # any text would be an answer here...
+    # ...but random weights never emit the end token: cut off at the cap (the ceiling here), so the
+    # question ends unscored with the reason and the raw reply — never a value
+    assert not outcome.ok and outcome.value is None and outcome.raw and outcome.requests == 1
+    assert "finish_reason=length" in outcome.reason
     reply_tokens = outcome.usage.completion_tokens
     assert 1 <= reply_tokens <= 5 and outcome.usage.prompt_tokens == inputs["input_ids"].shape[1]
-    if not outcome.ok:
-        assert outcome.value is None and outcome.reason
     ev = outcome.evidence(request(2))
     assert ev.judge.startswith("transformers:") and ev.decoding == {"do_sample": False, "max_new_tokens": 5}
-    # greedy decoding is deterministic: the cache and a fresh generation agree
+    # a cut-off reply is not cached: asked again, greedy decoding gives the same text; so does a fresh judge
     again = asyncio.run(client.ask(request(2), parsers.json_object()))
-    assert again.cached and again.raw == outcome.raw
-    fresh = make_judge(f"transformers:{checkpoint}", reasks=0)
-    assert asyncio.run(fresh.ask(request(2), parsers.json_object())).raw == outcome.raw
+    assert not again.cached and again.requests == 1 and again.raw == outcome.raw
+    assert client.cache is not None and len(client.cache) == 0
+    fresh = make_judge(f"transformers:{checkpoint}", reasks=0, token_caps=NO_GROWTH)
+    assert asyncio.run(fresh.ask(request(2), lambda t: t)).raw == outcome.raw
+
+
+def test_cut_off_generation_is_reasked_with_a_larger_cap(checkpoint):
+    """``max_new_tokens`` reached without the end token is the local ``finish_reason=length``: the
+    client asks again with twice the cap (up to the ceiling), then gives up with the reason."""
+    judge = make_judge(f"transformers:{checkpoint}").judge
+    first = judge._generate(request(2))  # random weights never emit the end token this early
+    assert first.finish_reason == "length" and first.usage.completion_tokens == 5
+    client = make_judge(f"transformers:{checkpoint}", reasks=0, token_caps=TokenCaps(ceiling=10))
+    o = asyncio.run(client.ask(request(2), lambda t: t))
+    assert o.requests == 2 and o.length_retries == 1 and not o.ok and o.value is None
+    assert "finish_reason=length" in o.reason and "at 10 tokens" in o.reason and o.raw
+    assert o.evidence(request(2)).decoding == {"do_sample": False, "max_new_tokens": 10}
+    assert o.usage.completion_tokens == 5 + 10
 
 
 def test_text_only_and_missing_folder(checkpoint, tmp_path):
     from vreason.errors import ConfigError
 
-    client = make_judge(f"transformers:{checkpoint}", reasks=0)
+    client = make_judge(f"transformers:{checkpoint}", reasks=0, token_caps=TokenCaps(ceiling=3))
     o = asyncio.run(client.ask(JudgeRequest([TextPart("hi")], decoding=Decoding(max_tokens=3)), lambda t: t))
-    assert o.ok and isinstance(o.value, str) and o.usage.completion_tokens <= 3
+    # text only generates too; random weights run into the 3-token cap (= the ceiling): unscored, raw kept
+    assert isinstance(o.raw, str) and o.raw and o.usage.completion_tokens == 3 and o.requests == 1
+    assert not o.ok and "finish_reason=length" in o.reason
     with pytest.raises(ConfigError, match="does not exist"):
         make_judge(f"transformers:{tmp_path / 'nope'}")

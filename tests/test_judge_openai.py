@@ -97,11 +97,23 @@ def test_image_settings_and_video_part(tmp_path):
 
 
 def test_reasoning_models_get_their_parameters():
+    """o-series / GPT-5: no temperature, ``max_completion_tokens`` (it counts the hidden reasoning
+    tokens too) raised to the reasoning floor so that thinking is not cut off; recorded as sent."""
     with LoopbackServer(["Yes"]) as srv:
         c = judge_for(srv, cfg={"model": "gpt-5-mini"})
-        assert ask(c, request(1), parsers.yes_no()).ok
+        o = ask(c, request(1), parsers.yes_no())
+        assert o.ok
         body = srv.requests[0]
-    assert "temperature" not in body and body["max_completion_tokens"] == 2048 and body["seed"] == 0
+    assert "temperature" not in body and "max_tokens" not in body and body["seed"] == 0
+    assert body["max_completion_tokens"] == 25000
+    assert o.evidence().decoding["max_completion_tokens"] == 25000
+    with LoopbackServer(["Yes"]) as srv:  # a protocol cap above the floor is kept; the floor is configurable
+        c = judge_for(srv, cfg={"model": "o3", "completion_tokens": {"floor": 4000}})
+        assert ask(c, request(1, decoding=Decoding(max_tokens=8192)), parsers.yes_no()).ok
+        assert srv.requests[0]["max_completion_tokens"] == 8192
+    with LoopbackServer(["Yes"]) as srv:  # a plain model gets the protocol's cap as is (faithful)
+        assert ask(judge_for(srv), request(1, decoding=Decoding(max_tokens=1024)), parsers.yes_no()).ok
+        assert srv.requests[0]["max_tokens"] == 1024
 
 
 LABELS = parsers.answer_labels(["Good", "Medium", "Poor"], 3)
@@ -149,9 +161,11 @@ def test_reply_kinds(replies, parser, value, n_requests):
 
 def test_truncated_refusal_reasons_are_recorded():
     with LoopbackServer([Reply('{"score": 4', finish_reason="length")] * 2) as srv:
-        o = ask(judge_for(srv), request(1), parsers.likert(1, 5, key="score"))
-        assert srv.count == 2
-    assert not o.ok and "finish_reason=length" in o.reason and o.raw == '{"score": 4'
+        c = judge_for(srv, cfg={"completion_tokens": {"ceiling": 4096}})
+        o = ask(c, request(1, decoding=Decoding(max_tokens=2048)), parsers.likert(1, 5, key="score"))
+        assert srv.count == 2 and [b["max_tokens"] for b in srv.requests] == [2048, 4096]
+    assert not o.ok and "finish_reason=length" in o.reason and "at 4096 tokens" in o.reason
+    assert o.raw == '{"score": 4'
     with LoopbackServer([Reply(None, refusal="I can't help with that.")] * 2) as srv:
         o = ask(judge_for(srv), request(1), parsers.yes_no())
     assert not o.ok and "finish_reason=refusal" in o.reason and o.raw == "I can't help with that."

@@ -70,6 +70,8 @@ class Stats:
     cache_hits: int = 0
     retries: int = 0
     reasks: int = 0
+    length_retries: int = 0
+    """Re-asks with a larger completion-token cap after a cut-off reply."""
     unscored: int = 0
     errors: dict[str, int] = field(default_factory=dict)
     images: int = 0

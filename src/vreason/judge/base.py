@@ -83,6 +83,8 @@ class JudgeReply:
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     cached: bool = False
+    max_tokens: int | None = None
+    """The completion-token cap the reply was produced under, when the client had to grow it."""
 
 
 class Judge(ABC):

@@ -5,6 +5,11 @@ endpoint host), the backend's input settings (image format, quality, longest sid
 settings, the template name and version, the rendered text and a hash of every image's pixels (and
 of a video file's bytes). Equal key, equal question: a re-run answers from here without a request.
 API keys are never part of a key or a row.
+
+Only replies that yielded an answer are stored (the client puts a reply after it parsed, under the
+key of the question as first asked, with the completion-token cap it finally took). Garbage — an
+HTML page, an empty ``choices`` list, a cut-off or unparseable reply — is never cached, so
+``--retry-failed`` asks again.
 """
 
 from __future__ import annotations
@@ -65,7 +70,7 @@ def request_key(identity: str, request: JudgeRequest, settings: dict[str, Any] |
 
 
 class ReplyCache:
-    """SQLite table ``replies(key → text, usage, finish_reason)``; safe across threads."""
+    """SQLite table ``replies(key → text, usage, finish_reason, max_tokens)``; safe across threads."""
 
     def __init__(self, path: str):
         self.path = str(path)
@@ -79,26 +84,35 @@ class ReplyCache:
                 "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, template TEXT,"
                 " template_version TEXT, text TEXT NOT NULL, prompt_tokens INTEGER,"
                 " completion_tokens INTEGER,"
-                " finish_reason TEXT, created REAL)"
+                " finish_reason TEXT, created REAL, max_tokens INTEGER)"
             )
+            cols = {r[1] for r in self._db.execute("PRAGMA table_info(replies)")}
+            if "max_tokens" not in cols:  # a cache written before the column existed
+                self._db.execute("ALTER TABLE replies ADD COLUMN max_tokens INTEGER")
             self._db.commit()
 
     def get(self, key: str) -> JudgeReply | None:
         with self._lock:
             row = self._db.execute(
-                "SELECT text, prompt_tokens, completion_tokens, finish_reason FROM replies WHERE key = ?",
+                "SELECT text, prompt_tokens, completion_tokens, finish_reason, max_tokens FROM replies"
+                " WHERE key = ?",
                 (key,),
             ).fetchone()
         if row is None:
             return None
         return JudgeReply(
-            text=row[0], usage=Usage(row[1] or 0, row[2] or 0), finish_reason=row[3], cached=True
+            text=row[0],
+            usage=Usage(row[1] or 0, row[2] or 0),
+            finish_reason=row[3],
+            cached=True,
+            max_tokens=row[4],
         )
 
     def put(self, key: str, reply: JudgeReply, *, judge: str, request: JudgeRequest) -> None:
         with self._lock:
             self._db.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO replies (key, judge, template, template_version, text, prompt_tokens,"
+                " completion_tokens, finish_reason, created, max_tokens) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     judge,
@@ -109,6 +123,7 @@ class ReplyCache:
                     reply.usage.completion_tokens,
                     reply.finish_reason,
                     time.time(),
+                    reply.max_tokens,
                 ),
             )
             self._db.commit()

@@ -4,9 +4,13 @@
 
 1. answer from the SQLite cache when the same question was asked before (unless ``refresh``);
 2. otherwise send it through the endpoint's shared :class:`~vreason.judge.limits.Limiter`, retrying
-   transport errors by class (429 honouring ``Retry-After``, 5xx, timeouts, dropped connections);
-3. parse the reply; on a parse failure re-ask up to ``reasks`` times with a repair instruction;
-4. reduce the repeats by majority or median and report their spread.
+   transport errors by class (429 honouring ``Retry-After``, 5xx, timeouts, dropped connections, an
+   HTTP 200 that is no chat completion);
+3. a reply cut off by the completion-token cap (``finish_reason == "length"``) is asked again with a
+   larger cap (:class:`~vreason.judge.retry.TokenCaps`), up to its ceiling;
+4. parse the reply; on a parse failure re-ask up to ``reasks`` times with a repair instruction;
+   only a reply that parsed is cached;
+5. reduce the repeats by majority or median and report their spread.
 
 A question that never yields a parsed value gives ``JudgeOutcome(ok=False, reason=..., raw=...)``:
 the scorer turns it into an ``unscored`` Score — never 0, never the bottom of the scale.
@@ -24,11 +28,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from vreason.judge.accounting import Price, Stats, estimate_image_tokens, estimate_text_tokens
-from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
+from vreason.judge.base import Decoding, ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
 from vreason.judge.cache import ReplyCache, request_key
 from vreason.judge.limits import Limiter
 from vreason.judge.parsers import ParseFailure
-from vreason.judge.retry import JudgeTransportError, RetryPolicy
+from vreason.judge.retry import PLAIN_TOKEN_CAPS, JudgeTransportError, RetryPolicy, TokenCaps
 from vreason.records import JudgeEvidence
 
 Reduce = Literal["majority", "median", "mean"]
@@ -38,10 +42,6 @@ REPAIR_INSTRUCTION = (
     "Your previous reply was:\n<<<\n{raw}\n>>>\n"
     "Answer the same question again, following the required output format exactly."
 )
-
-
-class _DryRun(Exception):
-    pass
 
 
 @dataclass
@@ -66,6 +66,8 @@ class JudgeOutcome:
     """Parsed value of each repeat (``None`` for a repeat that failed)."""
     replies: list[str | None] = field(default_factory=list)
     spread: dict[str, Any] | None = None
+    length_retries: int = 0
+    """Re-asks with a larger completion-token cap after a reply was cut off (``finish_reason=length``)."""
 
     def evidence(self, request: JudgeRequest | None = None) -> JudgeEvidence:
         """Judge identity, template + version, decoding, raw reply, attempts and cache flag."""
@@ -78,6 +80,8 @@ class JudgeOutcome:
         }
         if not self.ok:
             extra["reason"] = self.reason
+        if self.length_retries:
+            extra["length_retries"] = self.length_retries
         if len(self.replies) > 1:
             extra["repeats"] = len(self.replies)
             extra["raw_replies"] = list(self.replies)
@@ -107,8 +111,11 @@ class _One:
     raw: str | None = None
     attempts: int = 0
     requests: int = 0
-    cached: bool = True
+    cached: bool = False
     usage: Usage = field(default_factory=Usage)
+    decoding: Decoding = field(default_factory=Decoding)
+    """The decoding of the last request (its ``max_tokens`` is the cap the reply came under)."""
+    length_retries: int = 0
 
 
 class JudgeClient:
@@ -129,6 +136,7 @@ class JudgeClient:
         dry_run: bool = False,
         dry_run_completion_tokens: int = 256,
         image_max_side: int | None = None,
+        token_caps: TokenCaps | None = None,
     ):
         if repeats < 1:
             raise ValueError(f"repeats must be ≥ 1, got {repeats}")
@@ -148,6 +156,7 @@ class JudgeClient:
         self.image_max_side = (
             image_max_side if image_max_side is not None else getattr(judge, "max_side", None)
         )
+        self.token_caps = token_caps or PLAIN_TOKEN_CAPS
         self._stats = Stats(dry_run=dry_run)
 
     # ------------------------------------------------------------------ public API
@@ -182,10 +191,11 @@ class JudgeClient:
         out = JudgeOutcome(
             ok=False,
             judge=self.identity,
-            decoding=self.sent_decoding(request),
+            decoding=self.sent_decoding(dataclasses.replace(request, decoding=ones[-1].decoding)),
             attempts=sum(o.attempts for o in ones),
             requests=sum(o.requests for o in ones),
-            cached=all(o.cached for o in ones) and any(o.attempts for o in ones),
+            cached=all(o.cached for o in ones),
+            length_retries=sum(o.length_retries for o in ones),
             usage=Usage(
                 sum(o.usage.prompt_tokens for o in ones), sum(o.usage.completion_tokens for o in ones)
             ),
@@ -213,73 +223,106 @@ class JudgeClient:
 
     # ------------------------------------------------------------------ internals
     async def _ask_one(self, request: JudgeRequest, parser: Callable[[str], Any], repeat: int) -> _One:
-        req = request
-        if repeat and request.decoding.seed is not None:
-            req = dataclasses.replace(
-                request, decoding=dataclasses.replace(request.decoding, seed=request.decoding.seed + repeat)
-            )
-        one = _One(ok=False)
-        for ask_no in range(self.reasks + 1):
+        dec = request.decoding
+        if repeat and dec.seed is not None:
+            dec = dataclasses.replace(dec, seed=dec.seed + repeat)
+        cap = self.token_caps.initial(dec.max_tokens)
+        if cap != dec.max_tokens:
+            dec = dataclasses.replace(dec, max_tokens=cap)
+        req = request if dec is request.decoding else dataclasses.replace(request, decoding=dec)
+        one = _One(ok=False, decoding=req.decoding)
+        key = await self._key(req, repeat)
+        if self._from_cache(key, req, parser, one):
+            return one
+        if self.dry_run:
+            self._estimate(req)
+            one.attempts, one.reason = 1, "dry run: request not sent"
+            return one
+        asks = 0
+        while True:
             one.attempts += 1
+            one.decoding = req.decoding
             try:
-                reply, sent = await self._complete(req, repeat)
-            except _DryRun:
-                one.cached = False
-                one.reason = "dry run: request not sent"
-                return one
+                reply = await self._send(req, one)
             except JudgeTransportError as e:
-                one.cached = False
                 one.reason = f"judge request failed ({e})"
+                if e.raw is not None:
+                    one.raw = e.raw
                 return one
-            one.requests += sent
-            one.cached = one.cached and reply.cached
             one.usage = Usage(
                 one.usage.prompt_tokens + reply.usage.prompt_tokens,
                 one.usage.completion_tokens + reply.usage.completion_tokens,
             )
             one.raw = reply.text
+            if reply.finish_reason == "length":  # cut off by the token cap: ask again with a larger one
+                grown = self.token_caps.grow(req.decoding.max_tokens)
+                if grown is None:
+                    one.reason = (
+                        "reply cut off by the completion-token cap (finish_reason=length) at "
+                        f"{req.decoding.max_tokens} tokens, the ceiling (completion_tokens.ceiling), "
+                        f"after {one.attempts} attempt(s)"
+                    )
+                    return one
+                self._stats.length_retries += 1
+                one.length_retries += 1
+                req = dataclasses.replace(req, decoding=dataclasses.replace(req.decoding, max_tokens=grown))
+                continue
             try:
                 one.value = parser(reply.text)
-                one.ok, one.reason = True, None
-                return one
             except ParseFailure as e:
+                asks += 1
                 note = ""
-                if reply.finish_reason in ("length", "content_filter", "refusal"):
+                if reply.finish_reason in ("content_filter", "refusal"):
                     note = f" (finish_reason={reply.finish_reason})"
-                one.reason = f"unparseable reply after {ask_no + 1} attempt(s): {e.reason}{note}"
-            if ask_no < self.reasks:
+                one.reason = f"unparseable reply after {asks} attempt(s): {e.reason}{note}"
+                if asks > self.reasks:
+                    return one
                 self._stats.reasks += 1
-                fix = REPAIR_INSTRUCTION.format(
-                    reason=one.reason.split(": ", 1)[-1], raw=(reply.text or "")[:2000]
-                )
+                fix = REPAIR_INSTRUCTION.format(reason=f"{e.reason}{note}", raw=(reply.text or "")[:2000])
                 req = dataclasses.replace(req, parts=[*req.parts, TextPart(fix)])
-        return one
+                continue
+            one.ok, one.reason = True, None
+            if self.cache is not None and key is not None:
+                # the answer is stored under the question as first asked, with the cap it finally took
+                stored = dataclasses.replace(reply, max_tokens=req.decoding.max_tokens)
+                self.cache.put(key, stored, judge=self.identity, request=req)
+            return one
 
-    async def _complete(self, request: JudgeRequest, repeat: int) -> tuple[JudgeReply, int]:
-        """One reply for ``request`` (cache, then backend with retries). Returns (reply, requests sent)."""
-        key = None
-        if self.cache is not None or self.dry_run:
-            settings = dict(getattr(self.judge, "settings", lambda: {})())
-            if repeat:
-                settings["repeat"] = repeat
-            if any(isinstance(p, (ImagePart, VideoPart)) for p in request.parts):
-                key = await asyncio.to_thread(request_key, self.identity, request, settings)
-            else:
-                key = request_key(self.identity, request, settings)
-        if self.cache is not None and key is not None and not self.refresh:
-            hit = self.cache.get(key)
-            if hit is not None:
-                self._stats.cache_hits += 1
-                return hit, 0
-        if self.dry_run:
-            self._estimate(request)
-            raise _DryRun()
-        sent = 0
+    async def _key(self, request: JudgeRequest, repeat: int) -> str | None:
+        if self.cache is None and not self.dry_run:
+            return None
+        settings = dict(getattr(self.judge, "settings", lambda: {})())
+        if repeat:
+            settings["repeat"] = repeat
+        if any(isinstance(p, (ImagePart, VideoPart)) for p in request.parts):
+            return await asyncio.to_thread(request_key, self.identity, request, settings)
+        return request_key(self.identity, request, settings)
+
+    def _from_cache(self, key: str | None, req: JudgeRequest, parser: Callable[[str], Any], one: _One) -> bool:
+        """Fill ``one`` from a cached answer that (still) parses. A row that does not — written by an
+        older version that cached garbage, or before a parser changed — is a miss: the question is sent."""
+        if self.cache is None or key is None or self.refresh:
+            return False
+        hit = self.cache.get(key)
+        if hit is None or hit.finish_reason == "length":
+            return False
+        try:
+            value = parser(hit.text)
+        except ParseFailure:
+            return False
+        self._stats.cache_hits += 1
+        one.ok, one.value, one.raw, one.attempts, one.cached, one.usage = True, value, hit.text, 1, True, hit.usage
+        if hit.max_tokens is not None:
+            one.decoding = dataclasses.replace(req.decoding, max_tokens=hit.max_tokens)
+        return True
+
+    async def _send(self, request: JudgeRequest, one: _One) -> JudgeReply:
+        """One reply from the backend, retrying transport errors by class (counted in ``one.requests``)."""
         attempt = 0
         while True:
             try:
                 async with self.limiter.slot():
-                    sent += 1
+                    one.requests += 1
                     self._stats.requests += 1
                     reply = await self.judge.complete(request)
                 break
@@ -288,7 +331,10 @@ class JudgeClient:
                 if not e.retryable or attempt >= self.retry.max_retries:
                     if e.retryable:
                         raise JudgeTransportError(
-                            e.kind, f"{e.message}; gave up after {attempt + 1} attempts", status=e.status
+                            e.kind,
+                            f"{e.message}; gave up after {attempt + 1} attempts",
+                            status=e.status,
+                            raw=e.raw,
                         ) from None
                     raise
                 delay = self.retry.delay(attempt, e)
@@ -296,9 +342,7 @@ class JudgeClient:
                 self._stats.retries += 1
                 await asyncio.sleep(delay)
         self._account(request, reply)
-        if self.cache is not None and key is not None:
-            self.cache.put(key, reply, judge=self.identity, request=request)
-        return reply, sent
+        return reply
 
     def _account(self, request: JudgeRequest, reply: JudgeReply) -> None:
         s = self._stats

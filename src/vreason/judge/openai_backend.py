@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import io
+import json
 import mimetypes
 import os
 from typing import Any
@@ -71,6 +72,73 @@ def encode_video(path: str) -> str:
     mime = mimetypes.guess_type(path)[0] or "video/mp4"
     with open(path, "rb") as f:
         return f"data:{mime};base64,{base64.b64encode(f.read()).decode('ascii')}"
+
+
+def _bad(what: str, raw: str) -> JudgeTransportError:
+    return JudgeTransportError("bad_reply", what, raw=raw[:2000])
+
+
+def _snippet(text: str, n: int = 80) -> str:
+    t = " ".join(text.split())
+    return repr(t[:n] + ("…" if len(t) > n else ""))
+
+
+def reply_from_body(text: str, content_type: str = "") -> JudgeReply:
+    """The reply in an HTTP 200 chat-completion body, or a retryable ``bad_reply`` error naming what
+    came back instead (an HTML page, a truncated or malformed JSON body, an empty ``choices`` list, a
+    ``null`` message content, …). A message cut off by the token cap before any visible text
+    (``finish_reason == "length"``, content empty or null) is a reply: the client grows the cap."""
+    ctype = content_type.split(";", 1)[0].strip().lower()
+    head = text.lstrip()[:64].lower()
+    if ctype == "text/html" or head.startswith(("<!doctype html", "<html")):
+        raise _bad(f"HTML page ({ctype or 'no content type'}) instead of JSON: {_snippet(text)}", text)
+    if not text.strip():
+        raise _bad(f"empty body ({ctype or 'no content type'}) instead of a chat completion", text)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        if "json" not in ctype:
+            raise _bad(f"non-JSON body ({ctype or 'no content type'}): {_snippet(text)}", text) from None
+        if e.pos >= len(text.rstrip()) - 1 or e.msg.startswith("Unterminated string"):  # the input ran out
+            raise _bad(f"truncated JSON body ({len(text)} characters, {e.msg} at the end)", text) from None
+        raise _bad(f"malformed JSON body ({e.msg} at character {e.pos})", text) from None
+    if not isinstance(data, dict):
+        raise _bad(f"JSON {type(data).__name__} instead of a chat completion object", text)
+    if "choices" not in data:
+        err = data.get("error")
+        if err:
+            msg = err.get("message") if isinstance(err, dict) else err
+            raise _bad(f"error object in an HTTP 200 reply: {_snippet(str(msg), 200)}", text)
+        raise _bad("no 'choices' in the reply", text)
+    choices = data["choices"]
+    if not isinstance(choices, list):
+        raise _bad(f"'choices' is a {type(choices).__name__}, not a list", text)
+    if not choices:
+        raise _bad("choices list empty", text)
+    ch = choices[0]
+    if not isinstance(ch, dict) or not isinstance(ch.get("message"), dict):
+        raise _bad("choices[0] has no message object", text)
+    msg = ch["message"]
+    finish = ch.get("finish_reason")
+    content = msg.get("content")
+    if isinstance(content, list):  # some servers return content parts
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    refusal = msg.get("refusal")
+    if not content and refusal:
+        content, finish = str(refusal), "refusal"
+    elif content is None:
+        if finish != "length":
+            raise _bad(f"message content null (finish_reason={finish})", text)
+        content = ""
+    elif not isinstance(content, str):
+        raise _bad(f"message content is a {type(content).__name__}, not text", text)
+    u = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+
+    def _int(v: Any) -> int:
+        return int(v) if isinstance(v, (int, float)) else 0
+
+    usage = Usage(_int(u.get("prompt_tokens")), _int(u.get("completion_tokens")))
+    return JudgeReply(text=content, usage=usage, finish_reason=finish)
 
 
 class OpenAIJudge(Judge):
@@ -213,37 +281,15 @@ class OpenAIJudge(Judge):
         }
         try:
             # The plain-dict body goes out as is: ``chat.completions.create`` would re-walk every
-            # message part through the SDK's type transforms (≈3 ms of CPU per request).
-            resp = await self._client().post("/chat/completions", body=body, cast_to=object)
+            # message part through the SDK's type transforms (≈3 ms of CPU per request). The raw HTTP
+            # response comes back (status errors are still raised by the SDK) so that a 200 whose body
+            # is no chat completion is named for what it is (``reply_from_body``).
+            import httpx
+
+            resp = await self._client().post("/chat/completions", body=body, cast_to=httpx.Response)
         except Exception as e:  # noqa: BLE001 - mapped to a transport error class below
             raise self._map_error(e) from None
-        return self._reply(resp)
-
-    @staticmethod
-    def _reply(resp: Any) -> JudgeReply:
-        """A reply from a chat-completion body; anything malformed becomes an empty reply (→ re-ask)."""
-        if not isinstance(resp, dict):
-            return JudgeReply(text="", finish_reason="malformed_response")
-        choices = resp.get("choices") or []
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            return JudgeReply(text="", finish_reason="no_choices")
-        ch = choices[0]
-        msg = ch.get("message") if isinstance(ch.get("message"), dict) else {}
-        content = msg.get("content")
-        if isinstance(content, list):  # some servers return content parts
-            content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
-        text = content if isinstance(content, str) else ""
-        finish = ch.get("finish_reason")
-        refusal = msg.get("refusal")
-        if not text and refusal:
-            text, finish = str(refusal), "refusal"
-        u = resp.get("usage") if isinstance(resp.get("usage"), dict) else {}
-
-        def _int(v: Any) -> int:
-            return int(v) if isinstance(v, (int, float)) else 0
-
-        usage = Usage(_int(u.get("prompt_tokens")), _int(u.get("completion_tokens")))
-        return JudgeReply(text=text, usage=usage, finish_reason=finish)
+        return reply_from_body(resp.text, resp.headers.get("content-type", ""))
 
     def _scrub(self, text: str) -> str:
         if self._api_key and self._api_key != "EMPTY":

@@ -14,6 +14,7 @@ YAML keys: ``backend`` (openai | gemini | vllm | transformers | scripted), ``mod
 ``api_key_env``, ``timeout``, ``max_concurrency``, ``rpm``, ``price: {input, output}`` (USD per 1M
 tokens), ``image: {format, quality, max_side, detail}``, ``video_mode``, ``reasoning``,
 ``drop_params``, ``extra_body``, ``retries``, ``backoff``, ``reasks``, ``repeats``, ``reduce``,
+``completion_tokens: {floor, ceiling, growth}`` (the token cap: see :class:`~vreason.judge.retry.TokenCaps`),
 ``path``/``device``/``dtype`` (transformers), ``script``/``cycle`` (scripted). Keys are never read
 from YAML: only the *name* of the environment variable that holds one.
 """
@@ -29,7 +30,13 @@ from vreason.judge.base import Judge
 from vreason.judge.cache import ReplyCache
 from vreason.judge.client import JudgeClient
 from vreason.judge.limits import shared_limiter
-from vreason.judge.retry import RetryPolicy
+from vreason.judge.retry import (
+    LOCAL_TOKEN_CAPS,
+    PLAIN_TOKEN_CAPS,
+    REASONING_TOKEN_CAPS,
+    RetryPolicy,
+    TokenCaps,
+)
 
 GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 VLLM_URL = "http://localhost:8000/v1"
@@ -59,6 +66,7 @@ _YAML_KEYS = {
     "script",
     "cycle",
     "name",
+    "completion_tokens",
 }
 
 
@@ -165,6 +173,12 @@ def build_backend(cfg: dict[str, Any]) -> Judge:
     raise ConfigError(f"unknown judge backend {backend!r} (openai, gemini, vllm, transformers, scripted)")
 
 
+def _default_caps(judge: Judge) -> TokenCaps:
+    if getattr(judge, "reasoning", False):
+        return REASONING_TOKEN_CAPS
+    return LOCAL_TOKEN_CAPS if getattr(judge, "backend", "") == "transformers" else PLAIN_TOKEN_CAPS
+
+
 def _endpoint_key(judge: Judge) -> str:
     ident = judge.identity
     if getattr(judge, "backend", "") == "openai":
@@ -186,12 +200,15 @@ def make_judge(
     dry_run: bool = False,
     retry: RetryPolicy | None = None,
     reasks: int | None = None,
+    token_caps: TokenCaps | None = None,
 ) -> JudgeClient:
     """A ready :class:`JudgeClient` for ``spec`` (string, YAML path or config mapping).
 
     ``cache_path`` is the SQLite reply cache (none when ``None`` or ``no_cache``); ``refresh`` asks
     again and overwrites cached replies. Concurrency and rpm limits are shared by every client of the
-    same endpoint in this process. Arguments override the YAML's values.
+    same endpoint in this process. ``token_caps`` (else the YAML's ``completion_tokens`` over the
+    defaults for a reasoning or a plain model) sets the completion-token floor, growth and ceiling.
+    Arguments override the YAML's values.
     """
     cfg = dict(spec) if isinstance(spec, dict) else parse_spec(spec)
     judge = build_backend(cfg)
@@ -200,6 +217,11 @@ def make_judge(
     if retry is None:
         retry = RetryPolicy(max_retries=int(cfg.get("retries", 5)), base=float(cfg.get("backoff", 1.0)))
     price = Price.from_any(cfg.get("price")) or price_for(str(cfg.get("model") or ""), price_table)
+    if token_caps is None:
+        try:
+            token_caps = TokenCaps.from_config(cfg.get("completion_tokens"), _default_caps(judge))
+        except ValueError as e:
+            raise ConfigError(f"judge {judge.identity}: {e}") from None
     cache = None if (no_cache or not cache_path) else ReplyCache(cache_path)
     return JudgeClient(
         judge,
@@ -212,4 +234,5 @@ def make_judge(
         reduce=reduce or cfg.get("reduce", "majority"),
         price=price,
         dry_run=dry_run,
+        token_caps=token_caps,
     )

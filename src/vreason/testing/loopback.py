@@ -41,6 +41,8 @@ class Reply:
     refusal: str | None = None
     body: Any = None
     """A raw body (dict → JSON, str → as is) sent instead of a chat completion."""
+    content_type: str = "application/json"
+    """The ``Content-Type`` of the response (e.g. ``text/html`` for a proxy's error page)."""
 
 
 ReplyLike = str | Reply
@@ -173,10 +175,16 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence the default log
             return
 
-        def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+        def _send_json(
+            self,
+            status: int,
+            payload: Any,
+            headers: dict[str, str] | None = None,
+            content_type: str = "application/json",
+        ) -> None:
             data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", content_type)
             self.send_header("Content-Length", str(len(data)))
             for k, v in (headers or {}).items():
                 self.send_header(k, v)
@@ -219,7 +227,7 @@ def _make_handler(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                     pass
                 return
             if reply.body is not None:
-                self._send_json(reply.status, reply.body, reply.headers)
+                self._send_json(reply.status, reply.body, reply.headers, reply.content_type)
             elif reply.status != 200:
                 err = {
                     "error": {"message": f"loopback status {reply.status}", "type": "loopback", "code": None}
