@@ -138,6 +138,8 @@ def list_cmd(
 
 
 def _list_options(benchmarks: Any, only: str | None) -> None:
+    from rich.markup import escape
+
     from vreason.protocols.options import describe
 
     names = [only] if only else [e.name for e in benchmarks.entries()]
@@ -150,7 +152,7 @@ def _list_options(benchmarks: Any, only: str | None) -> None:
         for col in ("option", "type", "default", "what it does"):
             t.add_column(col, overflow="fold")
         for row in describe(model):
-            t.add_row(row["name"], row["type"], row["default"], row["description"])
+            t.add_row(*(escape(row[k]) for k in ("name", "type", "default", "description")))
         out.print(t)
 
 

@@ -118,13 +118,29 @@ def describe(model: type[ProtocolOptions]) -> list[dict[str, str]]:
     rows = []
     for key in public_keys(model):
         f = model.model_fields[key]
-        ann = f.annotation
-        kind = getattr(ann, "__name__", None) if isinstance(ann, type) else None
-        kind = kind or str(ann).replace("typing.", "").replace("NoneType", "None")
+        kind = type_text(f.annotation)
         default = f.get_default(call_default_factory=True)
         rows.append({"name": key, "type": kind, "default": "–" if default is None else _show(default),
                      "description": f.description or ""})
     return rows
+
+
+def type_text(ann: Any) -> str:
+    """``Literal['a', 'b'] | None`` → ``a | b (or unset)``; ``list[str]`` → ``list[str]``."""
+    import types
+    import typing
+
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if origin is typing.Literal:
+        return " | ".join(str(a) for a in args)
+    if origin in (typing.Union, types.UnionType):
+        parts = [type_text(a) for a in args if a is not type(None)]
+        return " or ".join(parts) + (" (or unset)" if type(None) in args else "")
+    if origin in (list, dict, tuple):
+        return f"{origin.__name__}[{', '.join(type_text(a) for a in args)}]"
+    if ann is Any:
+        return "any"
+    return getattr(ann, "__name__", None) or str(ann).replace("typing.", "")
 
 
 def _show(v: Any) -> str:
