@@ -74,23 +74,46 @@ def letterbox_crop(frames: list[np.ndarray]) -> tuple[int, int, int, int]:
     return y0, y1, x0, x1
 
 
-def stabilise(frames: list[np.ndarray], ref: np.ndarray, max_shift: float = 4.0,
-              axes: str = "xy") -> tuple[list[np.ndarray], list[list[float]]]:
-    """Undo a small camera shake: each frame is shifted back by its translation against ``ref`` (phase
-    correlation at half size) when that is at most ``max_shift`` px; ``axes`` limits which components
-    are trusted ("y" where the scene has no vertical edges to register on). Returns frames and shifts."""
+def stabilise(frames: list[np.ndarray], ref: np.ndarray, max_shift: float = 4.0, axes: str = "xy",
+              box: tuple[int, int, int, int] | None = None) -> tuple[list[np.ndarray], list[list[float]]]:
+    """Undo a small camera shake: each frame is shifted back by its translation against ``ref`` when that
+    is at most ``max_shift`` px. The translation comes from phase correlation of the whole frame at half
+    size, or, with ``box`` = (x0, y0, x1, y1), from matching that static part of ``ref`` (sub-pixel peak),
+    for scenes where much of the picture moves. ``axes`` limits which components are trusted ("y" where
+    the scene has no vertical edges to register on). Returns frames and shifts."""
     import cv2
 
-    def gray(img: np.ndarray) -> np.ndarray:
+    def gray(img: np.ndarray, scale: int) -> np.ndarray:
         g = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
-        return cv2.resize(g, (g.shape[1] // 2, g.shape[0] // 2), interpolation=cv2.INTER_AREA).astype(np.float32)
+        if scale > 1:
+            g = cv2.resize(g, (g.shape[1] // scale, g.shape[0] // scale), interpolation=cv2.INTER_AREA)
+        return g.astype(np.float32)
 
-    r = gray(ref)
-    win = cv2.createHanningWindow((r.shape[1], r.shape[0]), cv2.CV_32F)
+    h, w = ref.shape[:2]
+    if box is not None:
+        s = int(np.ceil(max_shift)) + 1
+        x0, y0, x1, y1 = max(s, box[0]), max(s, box[1]), min(w - s, box[2]), min(h - s, box[3])
+        tpl = gray(ref, 1)[y0:y1, x0:x1]
+    else:
+        r = gray(ref, 2)
+        win = cv2.createHanningWindow((r.shape[1], r.shape[0]), cv2.CV_32F)
+
+    def peak(v: np.ndarray, k: int) -> float:
+        a, b, c = v[k - 1], v[k], v[k + 1]
+        den = a - 2 * b + c
+        return k + (0.5 * (a - c) / den if abs(den) > 1e-9 else 0.0)
+
     out, shifts = [], []
     for fr in frames:
-        (dx, dy), _ = cv2.phaseCorrelate(r, gray(fr), win)
-        dx, dy = 2 * dx if "x" in axes else 0.0, 2 * dy if "y" in axes else 0.0
+        if box is not None:
+            res = cv2.matchTemplate(gray(fr, 1)[y0 - s:y1 + s, x0 - s:x1 + s], tpl, cv2.TM_CCOEFF_NORMED)
+            ky, kx = np.unravel_index(int(np.argmax(res)), res.shape)
+            dx = (peak(res[ky], kx) if 0 < kx < res.shape[1] - 1 else kx) - s
+            dy = (peak(res[:, kx], ky) if 0 < ky < res.shape[0] - 1 else ky) - s
+        else:
+            (dx, dy), _ = cv2.phaseCorrelate(r, gray(fr, 2), win)
+            dx, dy = 2 * dx, 2 * dy
+        dx, dy = (float(dx) if "x" in axes else 0.0), (float(dy) if "y" in axes else 0.0)
         if max(abs(dx), abs(dy)) > max_shift or (abs(dx) < 0.25 and abs(dy) < 0.25):
             out.append(fr)
             shifts.append([0.0, 0.0])
@@ -267,3 +290,61 @@ def apply_fix(img: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
     levels = np.arange(256, dtype=np.float32)
     lut = np.clip((levels[:, None] - off[None]) / gain[None], 0, 255).astype(np.uint8)
     return cv2.LUT(np.ascontiguousarray(img), lut.reshape(256, 1, 3))
+
+
+def colour_affine(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray, ridge: float = 50.0) -> np.ndarray:
+    """A 3×4 colour map (reference ≈ M · [observed, 1]) fitted on the static ``mask`` area: undoes
+    exposure, white balance and a small hue rotation (which mixes channels, unlike a per-channel gain).
+
+    Least squares with a ridge pull toward the identity (weight ``ridge`` per sample-equivalent), so an
+    area of few colours cannot produce a wild map; clipped observations are left out; a map far from
+    the identity (any coefficient off by more than 0.6, offset beyond ±60) falls back to the identity."""
+    obs = small(frame, (ref_small.shape[1], ref_small.shape[0]))
+    x, y = obs[mask].reshape(-1, 3), ref_small[mask].reshape(-1, 3)
+    keep = ((x > 4) & (x < 251)).all(axis=1)
+    x, y = x[keep].astype(np.float64), y[keep].astype(np.float64)
+    ident = np.hstack([np.eye(3), np.zeros((3, 1))])
+    if len(x) < 30:
+        return ident.astype(np.float32)
+    a = np.hstack([x, np.ones((len(x), 1))])
+    reg = ridge * np.diag([1.0, 1.0, 1.0, 1e-4])
+    w = np.linalg.solve(a.T @ a + reg, a.T @ y + reg @ ident.T)  # (4, 3)
+    m = w.T
+    if np.abs(m[:, :3] - np.eye(3)).max() > 0.6 or np.abs(m[:, 3]).max() > 60:
+        return ident.astype(np.float32)
+    return m.astype(np.float32)
+
+
+def apply_affine(img: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Apply a 3×4 colour map to an RGB uint8 image (saturating)."""
+    import cv2
+
+    return cv2.transform(np.ascontiguousarray(img), m)
+
+
+def hue_offset(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> float:
+    """The frame's global hue rotation against the reference (OpenCV full-range hue units, 256 per turn),
+    the circular mean over saturated pixels of the static ``mask`` area (0 when there are too few)."""
+    import cv2
+
+    obs = small(frame, (ref_small.shape[1], ref_small.shape[0])).astype(np.uint8)
+    ho = cv2.cvtColor(obs, cv2.COLOR_RGB2HSV_FULL)[mask].astype(np.float64)
+    hr = cv2.cvtColor(ref_small.astype(np.uint8), cv2.COLOR_RGB2HSV_FULL)[mask].astype(np.float64)
+    sat = (ho[:, 1] > 90) & (hr[:, 1] > 90) & (ho[:, 2] > 60) & (hr[:, 2] > 60)
+    if sat.sum() < 20:
+        return 0.0
+    ang = (ho[sat, 0] - hr[sat, 0]) * 2 * np.pi / 256
+    return float(np.arctan2(np.sin(ang).mean(), np.cos(ang).mean()) * 256 / (2 * np.pi))
+
+
+def rotate_hue(img: np.ndarray, units: float) -> np.ndarray:
+    """``img`` with its hue turned by ``units`` (full-range OpenCV hue, 256 per turn)."""
+    import cv2
+
+    k = int(round(units))
+    if k == 0:
+        return img
+    hsv = cv2.cvtColor(img, cv2.COLOR_RGB2HSV_FULL)
+    lut = ((np.arange(256) + k) % 256).astype(np.uint8)
+    hsv[..., 0] = cv2.LUT(hsv[..., 0], lut)
+    return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB_FULL)

@@ -13,6 +13,31 @@ if TYPE_CHECKING:
 
 C = 12
 """Feature pixels per cell side (area-downsampled)."""
+MARK_LEVEL = 60
+"""A pixel of a read (stable) frame differs from the render of its reading when its corrected colour leaves
+the render's 2-px neighbourhood range by more than this in some channel."""
+MARKS_PX_MAX = 24
+"""Most such pixels a read frame may have (honest variants: 0; a 6-px stroke: hundreds)."""
+
+
+def _max_marks(fixed: list[np.ndarray], arrs: list[tuple[int, ...] | None], painter: Painter) -> tuple[int, int]:
+    """Largest count of pixels, over the settled frames, that the render of the reading does not explain
+    (marks, scribbles, a changed background or inset). A frame is settled when the two frames on each side
+    (those that exist) have its reading: the first frames of a glide, still read as the old board, are not."""
+    ones, zeros = np.ones(3, np.float32), np.zeros(3, np.float32)
+    none = np.zeros(fixed[0].shape[:2], bool)
+    cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+    worst, where = 0, 0
+    n = len(arrs)
+    for i, a in enumerate(arrs):
+        if a is None or any(arrs[j] != a for j in range(max(0, i - 2), min(n, i + 3))):
+            continue
+        if a not in cache:
+            cache[a] = ft.ref_range(painter.board(a))
+        v = int(ft.changed(fixed[i], cache[a], ones, zeros, MARK_LEVEL, none).sum())
+        if v > worst:
+            worst, where = v, i
+    return worst, where
 
 
 class Reader:
@@ -36,12 +61,10 @@ class Reader:
         self.mask = mask
 
     def correct(self, frame: np.ndarray) -> np.ndarray:
-        """The frame with its board area colour-corrected (per-channel lookup tables)."""
-        gain, off = ft.colour_fix(frame, self.ref_small, self.mask)
-        n, t, bx, by = self.n, self.s["tile"], self.s["bx"], self.s["by"]
-        out = frame.copy()
-        out[by:by + n * t, bx:bx + n * t] = ft.apply_fix(out[by:by + n * t, bx:bx + n * t], gain, off)
-        return out
+        """The frame colour-corrected against the static area (background and target inset, which holds
+        every tile colour): a global hue rotation is undone first, then an affine colour map."""
+        frame = ft.rotate_hue(frame, -ft.hue_offset(frame, self.ref_small, self.mask))
+        return ft.apply_affine(frame, ft.colour_affine(frame, self.ref_small, self.mask))
 
     def cells(self, frame: np.ndarray) -> np.ndarray:
         """Distances (cells, templates) of one (colour-corrected) frame."""
@@ -78,6 +101,9 @@ def check_video(frames: list[np.ndarray], state: dict[str, Any],
                 painter: Painter) -> tuple[dict[str, bool], dict[str, Any]]:
     rd = Reader(state, painter)
     n = rd.n
+    it, m = n * state["itile"], 12  # register on the target inset (static, textured), not the moving board
+    inset = (state["ix"] - m, state["iy"] - m - 16, state["ix"] + it + m, state["iy"] + it + m)
+    frames, shifts = ft.stabilise(frames, painter.bg, box=inset)
     fixed = [rd.correct(f) for f in frames]
     dists = np.stack([rd.cells(f) for f in fixed])  # (F, cells, K)
     best = dists.min(axis=2)
@@ -128,18 +154,22 @@ def check_video(frames: list[np.ndarray], state: dict[str, Any],
         moves.append({"frames": [la, fb], "tile": int(a_arr[src]), "from": src, "to": dst, "progress": seq,
                       "worst_match": round(worst, 2), "glides": glide, "others_unchanged": others})
     transitions = [m for m in moves if m.get("kind") != "no change"]
+    marks, marks_frame = _max_marks(fixed, arrs, painter)
     checks = {
         "starts_at_start": arrs[0] == start,
         "reaches_target": arrs[-1] == target,
         "legal_moves": bool(transitions) and legal_all,
         "continuous_motion": bool(transitions) and legal_all and glide_all,
         "others_unchanged": others_all,
+        "nothing_else_drawn": marks <= MARKS_PX_MAX,
     }
     evidence = {
         "moves": moves, "first_reading": list(arrs[0]) if arrs[0] else None,
         "final_reading": list(arrs[-1]) if arrs[-1] else None, "start": list(start), "target": list(target),
         "stable_frames": int(stable.sum()), "n_frames": len(frames), "match_threshold": round(rd.thr, 2),
-        "template_min_distance": round(rd.dmin, 2),
+        "template_min_distance": round(rd.dmin, 2), "changed_px": marks, "changed_px_frame": marks_frame,
+        "changed_px_limit": MARKS_PX_MAX, "change_level": MARK_LEVEL,
+        "camera_shift_max_px": float(np.abs(np.array(shifts)).max()),
     }
     if arrs[-1] is None:
         evidence["reason"] = "the board cannot be read in the last frame"
