@@ -58,6 +58,13 @@ class Protocol(ABC):
             return self._given
         return DeclaredOptions(self.opts.model_dump())
 
+    @options.setter
+    def options(self, value: dict[str, Any]) -> None:
+        """Replace the options (validated again when the protocol declares a model)."""
+        self._given = dict(value)
+        if self.options_model is not None:
+            self.opts = resolve_options(self.name or type(self).__name__, self.options_model, self._given)
+
     def resolved_options(self, *, internal: bool = False) -> dict[str, Any]:
         """Every option with its resolved value (defaults filled in), JSON-able: for the manifest and
         the scorers' context. Without an options model: the options as given."""
