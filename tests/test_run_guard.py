@@ -120,3 +120,17 @@ def test_judge_endpoint_is_not_part_of_the_plan_but_its_model_is(tmp_path):
     b = plan_of(_cfg(tmp_path, judges={"default": "vllm:Qwen@http://127.0.0.1:9999/v1"}))
     c = plan_of(_cfg(tmp_path, judges={"default": "vllm:Other@http://127.0.0.1:8001/v1"}))
     assert a == b and a != c
+
+
+def test_spelling_out_a_default_is_not_a_plan_change(tmp_path):
+    """The plan holds the protocol's resolved options: ``--opt max_frames=480`` (synth's default, as the
+    CLI's string) is the same plan as no option; another value is not."""
+    from vreason.runner.run import make_protocol
+
+    def plan(options):
+        cfg = RunConfig(protocol="synth", run_dir=str(tmp_path), models=["oracle"], seeds=[0], options=options)
+        return plan_of(cfg, make_protocol("synth", options, run_dir=str(tmp_path)).resolved_options())
+
+    assert plan({}) == plan({"max_frames": "480"})
+    assert plan({})["options"]["max_frames"] == 480
+    assert plan({"max_frames": "100"})["options"]["max_frames"] == 100

@@ -126,9 +126,11 @@ def _judge_model(spec: str) -> str:
     return head if at and "://" in tail else str(spec)
 
 
-def plan_of(cfg: Any) -> dict[str, Any]:
-    """The settings that decide *what* a run computes (see the module docstring)."""
-    options = {k: v for k, v in sorted(cfg.options.items()) if k not in PLAN_IGNORED_OPTIONS}
+def plan_of(cfg: Any, resolved: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The settings that decide *what* a run computes (see the module docstring). ``resolved``: the
+    protocol's options with defaults filled in, so that spelling out a default is not a change."""
+    given = cfg.options if resolved is None else resolved
+    options = {k: v for k, v in sorted(given.items()) if k not in PLAN_IGNORED_OPTIONS}
     for key in ("data", "videos", "root"):
         if isinstance(options.get(key), str):
             options[key] = _path(options[key])

@@ -114,10 +114,10 @@ class Runner:
                 clear_run_dir(self.lock.run_dir)
             self.store = RunStore(cfg.run_dir)
             try:
-                self.plan = redact(plan_of(cfg))
+                self.protocol = make_protocol(cfg.protocol, cfg.options, run_dir=self.store.run_dir)
+                self.plan = redact(plan_of(cfg, self.protocol.resolved_options()))
                 self.resuming = self.store.has_results()
                 check_plan(self.store.get_meta("plan") if self.resuming else None, self.plan, self.store.run_dir)
-                self.protocol = make_protocol(cfg.protocol, cfg.options, run_dir=self.store.run_dir)
             except BaseException:
                 self.store.close()
                 raise
