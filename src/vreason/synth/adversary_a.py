@@ -93,25 +93,25 @@ def register_honest(family: str, solve: Solve) -> None:
     add("fps60_fast", lambda i, c, r: Clip(solve(i, int(round(60 * c.seconds / 2))), 60.0),
         "twice as fast at 60 fps (2 s)", ("hard",))
     add("speed2x", lambda i, c, r: Clip(solve(i, c.n_frames // 2), float(c.fps)),
-        "the solution twice as fast (half the frames at the suite's rate)")
+        "the solution twice as fast (half the frames at the suite's rate)", ("easy", "hard"))
     add("half_size", lambda i, c, r: Clip(resize(solve(i, c.n_frames), 0.5), float(c.fps)),
         "rendered at half size", ("easy",))
     add("double_size", lambda i, c, r: Clip(resize(solve(i, c.n_frames), 2.0), float(c.fps)),
         "rendered at double size", ("medium",))
     add("dark15", lambda i, c, r: Clip(exposure(solve(i, c.n_frames), 0.85), float(c.fps)),
-        "exposure −15%")
+        "exposure −15%", ("hard",))
     add("bright15", lambda i, c, r: Clip(exposure(solve(i, c.n_frames), 1.15), float(c.fps)),
-        "exposure +15%", ("hard",))
+        "exposure +15%", ("easy",))
     add("hue_plus6", lambda i, c, r: Clip(hue_shift(solve(i, c.n_frames), 6), float(c.fps)),
-        "hue +6°", ("easy",))
+        "hue +6°", ("medium",))
     add("hue_minus6", lambda i, c, r: Clip(hue_shift(solve(i, c.n_frames), -6), float(c.fps)),
-        "hue −6°", ("medium",))
+        "hue −6°", ("hard",))
     add("shake2px", lambda i, c, r: Clip(shake(solve(i, c.n_frames), r), float(c.fps)),
         "a 2-px camera shake on every frame")
     add("letterbox", lambda i, c, r: Clip(letterbox(solve(i, c.n_frames)), float(c.fps)),
-        "letterboxed into 4:3 with black bars", ("easy", "hard"))
+        "letterboxed into 4:3 with black bars", ("easy",))
     add("pause_first", lambda i, c, r: Clip(pause(solve, i, c.n_frames, c.fps), float(c.fps)),
-        "one second of stillness before the solution starts")
+        "one second of stillness before the solution starts", ("medium",))
 
 
 def cut(inst: TaskInstance, n: int) -> list[np.ndarray]:
@@ -167,7 +167,7 @@ def _maze():
         """The first frame held, then a cut to the final frame."""
         return Clip(cut(inst, cfg.n_frames), float(cfg.fps))
 
-    @variant("maze", "teleport_midway", honest=False)
+    @variant("maze", "teleport_midway", honest=False, difficulties=("easy", "hard"))
     def teleport(inst, cfg, rng):
         """A smooth walk that skips the middle third of the path in one frame."""
         p = path(inst)
@@ -202,7 +202,7 @@ def _maze():
         bg = fam.background(inst.state)
         return Clip(frames[:-3] + [bg] * 3, float(cfg.fps))
 
-    @variant("maze", "second_agent", honest=False)
+    @variant("maze", "second_agent", honest=False, difficulties=("hard",))
     def second(inst, cfg, rng):
         """A second green dot appears on the goal half-way while the first one is still walking."""
         frames = solve(inst, cfg.n_frames)
@@ -264,7 +264,7 @@ def _symmetry():
         oc = other_colour(inst.state)
         return repaint(inst, cfg, lambda f, g, r, c, col: draw.fill_cell(f, g, r, c, draw.rgb(oc), inset=1))
 
-    @variant("symmetry", "grey_cells", honest=False)
+    @variant("symmetry", "grey_cells", honest=False, difficulties=("medium", "hard"))
     def grey(inst, cfg, rng):
         """The right cells painted grey."""
         return repaint(inst, cfg, lambda f, g, r, c, col: draw.fill_cell(f, g, r, c, (128, 128, 128), inset=1))
@@ -279,7 +279,7 @@ def _symmetry():
         """A dot of the right colour in each right cell instead of painting it."""
         return repaint(inst, cfg, lambda f, g, r, c, col: draw.disc(f, g.centre(r, c), 0.3 * g.cell, draw.rgb(col)))
 
-    @variant("symmetry", "given_recoloured", honest=False)
+    @variant("symmetry", "given_recoloured", honest=False, difficulties=("easy", "hard"))
     def recolour(inst, cfg, rng):
         """The right answer, but the given half changes colour half-way."""
         st = inst.state
@@ -294,7 +294,7 @@ def _symmetry():
             out.append(f)
         return Clip(out, float(cfg.fps))
 
-    @variant("symmetry", "extra_cell", honest=False)
+    @variant("symmetry", "extra_cell", honest=False, difficulties=("medium",))
     def extra(inst, cfg, rng):
         """The right answer plus one more painted cell on the empty half."""
         st = inst.state
@@ -311,13 +311,13 @@ def _symmetry():
             out.append(f)
         return Clip(out, float(cfg.fps))
 
-    @variant("symmetry", "vanish_at_end", honest=False)
+    @variant("symmetry", "vanish_at_end", honest=False, difficulties=("easy", "medium"))
     def vanish(inst, cfg, rng):
         """The right answer, erased again in the last 3 frames."""
         frames = solve(inst, cfg.n_frames)
         return Clip(frames[:-3] + [frames[0]] * 3, float(cfg.fps))
 
-    @variant("symmetry", "missing_one", honest=False)
+    @variant("symmetry", "missing_one", honest=False, difficulties=("hard",))
     def missing(inst, cfg, rng):
         """All but one of the cells painted."""
         fills = order(inst.state)
@@ -365,7 +365,7 @@ def _sorting():
         """The lifted bar is raised only half as high as needed and cuts through its neighbour."""
         return clip(solve(inst, cfg.n_frames, clearance=0.5), cfg)
 
-    @variant("sorting", "jump_to_final", honest=False)
+    @variant("sorting", "jump_to_final", honest=False, difficulties=("easy", "medium"))
     def jump(inst, cfg, rng):
         """The first frame held, then a cut to the sorted shelf."""
         return clip(cut(inst, cfg.n_frames), cfg)
@@ -384,7 +384,7 @@ def _sorting():
         frames = solve(inst, 6)
         return clip([frames[0]] * 4 + frames + [frames[-1]] * 4, cfg)
 
-    @variant("sorting", "vanish_at_end", honest=False)
+    @variant("sorting", "vanish_at_end", honest=False, difficulties=("medium", "hard"))
     def vanish(inst, cfg, rng):
         """The right solution, but one bar disappears in the last 3 frames."""
         st = inst.state
@@ -490,23 +490,15 @@ def _connect():
         st = inst.state
         per = [fam.render(dict(st, pairs=[p]), [sol], cfg.n_frames) for p, sol in zip(st["pairs"], st["solution"],
                                                                                       strict=True)]
-        base = per[0][0].astype(np.int32)
-        out = []
-        for k in range(cfg.n_frames):
-            f = base.copy()
-            for frames in per:
-                diff = frames[k].astype(np.int32) - frames[0].astype(np.int32)
-                f[diff.any(axis=2)] = frames[k][diff.any(axis=2)]
-            out.append(f.astype(np.uint8))
-        first = fam.render(st, [[p[0]] for p in st["solution"]], 2)[0]
-        return clip([first] + out[1:], cfg)
+        # lines and dots are darker than the white board in some channel: the pixel-wise minimum composes them
+        return clip([np.minimum.reduce([frames[k] for frames in per]) for k in range(cfg.n_frames)], cfg)
 
-    @variant("connect", "jump_to_final", honest=False)
+    @variant("connect", "jump_to_final", honest=False, difficulties=("medium", "hard"))
     def jump(inst, cfg, rng):
         """The first frame held, then a cut to the final frame."""
         return clip(cut(inst, cfg.n_frames), cfg)
 
-    @variant("connect", "vanish_at_end", honest=False)
+    @variant("connect", "vanish_at_end", honest=False, difficulties=("easy", "hard"))
     def vanish(inst, cfg, rng):
         """The right drawing, but the lines disappear in the last 3 frames."""
         frames = solve(inst, cfg.n_frames)
