@@ -8,6 +8,7 @@ import os
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 console = Console(stderr=True)
 out = Console()
@@ -60,7 +61,7 @@ def import_cmd(
     for m, n in sorted(by_model.items()):
         out.print(f"imported {n} videos for model {m}")
     for e in res.errors:
-        console.print(f"[yellow]skipped[/] {e['where']}: {e['reason']}")
+        console.print(Text.assemble(("skipped", "yellow"), f" {e['where']}: {e['reason']}"), soft_wrap=True)
     out.print(f"{len(res.videos)} imported, {len(res.errors)} skipped → {run_dir}")
 
 
@@ -78,8 +79,10 @@ def preflight_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Before any scoring: per model, missing / extra / undecodable / too-short videos, fps and
-    resolution. Exits 1 when anything expected is missing or unusable."""
+    resolution, and every benchmark record that cannot be loaded (file, line or item, field, reason).
+    Exits 1 when anything expected is missing or unusable, or a record was skipped."""
     from vreason.data.preflight import preflight
+    from vreason.runner.work import load_error_text
 
     samples, rec_errors = _load_samples(protocol, data, {"per_task": per_task})
     res = _gather(manifest, root, convention, model)
@@ -105,9 +108,13 @@ def preflight_cmd(
                 out.print(f"[red]unusable[/] {m.model}: {d['video']}: {d['reason']}")
             for k in m.extra[:20]:
                 out.print(f"[yellow]extra[/] {m.model}: {k}")
-        for e in rep.errors + rec_errors:
-            out.print(f"[yellow]skipped[/] {e['where']}: {e['reason']}")
-    if not rep.clean:
+        for e in rep.errors:
+            out.print(Text.assemble(("skipped", "yellow"), f" {e['where']}: {e['reason']}"), soft_wrap=True)
+        for e in rec_errors:
+            out.print(Text.assemble(("record skipped", "yellow"), " ", load_error_text(e)), soft_wrap=True)
+        if rec_errors:
+            out.print(f"{len(rec_errors)} record(s) of the benchmark data skipped: fix them or they are not scored")
+    if not rep.clean or rec_errors:
         raise typer.Exit(1)
 
 

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, field_with_bad_text, load_error, utf8_lines
 from vreason.records import GenerationManifest, Video, VideoStatus, check_safe_id, safe_id_from
 
 VIDEO_EXTS = (".mp4", ".webm", ".mkv", ".mov", ".avi")
@@ -40,8 +41,9 @@ class ImportResult:
     videos: list[Video] = field(default_factory=list)
     errors: list[dict[str, str]] = field(default_factory=list)
 
-    def add_error(self, where: str, reason: str) -> None:
-        self.errors.append({"where": where, "reason": reason})
+    def add_error(self, where: str, reason: str, field: str = "path") -> None:
+        """An error dict (``where``, ``field``, ``reason``; see :mod:`vreason.data.loaderrors`)."""
+        self.errors.append(load_error(where, field, reason))
 
 
 def _is_video(p: Path) -> bool:
@@ -57,7 +59,7 @@ def _video(sample_id: str, model: str, seed: int, path: Path, res: ImportResult,
             reason=None if exists else f"listed but not found: {path}",
             manifest=GenerationManifest(source="imported", **manifest)))
     except (ValidationError, ValueError) as exc:
-        res.add_error(str(path), f"odd id: {_first_error(exc)}")
+        res.add_error(str(path), f"odd id: {_first_error(exc)}", "sample_id")
 
 
 def _first_error(exc: Exception) -> str:
@@ -159,25 +161,34 @@ def read_manifest(path: str | os.PathLike, default_model: str | None = None) -> 
     p = Path(path)
     res = ImportResult()
     if not p.is_file():
-        res.add_error(str(p), "manifest does not exist")
+        res.add_error(str(p), "manifest does not exist", WHOLE_RECORD)
         return res
     base = p.parent
     rows: list[tuple[int, dict]] = []
+    data = p.read_bytes()
     if p.suffix.lower() == ".csv":
-        with open(p, newline="", encoding="utf-8") as fh:
-            rows = [(i + 2, dict(r)) for i, r in enumerate(csv.DictReader(fh))]
+        reader = csv.DictReader(decode_utf8(data).splitlines())
+        for row in reader:
+            bad = field_with_bad_text(row)
+            if bad:  # undecodable bytes kept as surrogates: name the column that holds them
+                res.add_error(f"{p}:{reader.line_num}", "text that is not valid UTF-8", bad)
+            else:
+                rows.append((reader.line_num, dict(row)))
     else:
-        with open(p, encoding="utf-8") as fh:
-            for i, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    obj = json.loads(line)
-                    if not isinstance(obj, dict):
-                        raise ValueError("not a JSON object")
-                    rows.append((i, obj))
-                except ValueError as exc:
-                    res.add_error(f"{p}:{i}", f"malformed JSON line: {exc}")
+        for i, line, bad_utf8 in utf8_lines(data):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+                if not isinstance(obj, dict):
+                    raise ValueError("not a JSON object")
+            except ValueError as exc:
+                res.add_error(f"{p}:{i}", bad_utf8 or f"malformed JSON line: {exc}", WHOLE_RECORD)
+                continue
+            if bad_utf8:
+                res.add_error(f"{p}:{i}", bad_utf8, field_with_bad_text(obj) or WHOLE_RECORD)
+                continue
+            rows.append((i, obj))
     for line_no, row in rows:
         where = f"{p}:{line_no}"
         sid = row.get("sample_id") or row.get("id")
@@ -185,12 +196,12 @@ def read_manifest(path: str | os.PathLike, default_model: str | None = None) -> 
         vpath = row.get("path") or row.get("video_path")
         if not sid or not model or not vpath:
             missing = [k for k, v in (("sample_id", sid), ("model", model), ("path", vpath)) if not v]
-            res.add_error(where, f"missing field(s): {', '.join(missing)}")
+            res.add_error(where, f"missing field(s): {', '.join(missing)}", ", ".join(missing))
             continue
         try:
             seed = int(row.get("seed") if row.get("seed") not in (None, "") else 0)
         except (TypeError, ValueError):
-            res.add_error(where, f"seed {row.get('seed')!r} is not an integer")
+            res.add_error(where, f"seed {row.get('seed')!r} is not an integer", "seed")
             continue
         fp = Path(str(vpath))
         fp = fp if fp.is_absolute() else base / fp

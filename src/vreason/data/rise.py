@@ -5,8 +5,10 @@ The file is a JSON list of records with the keys ``task_id``, ``text``, ``image_
 ``intent_classification`` and ``reverse`` (plus ``video_path`` / ``frame_path`` when a user or
 the official frame extractor wrote them back). The category comes from the ``task_id`` prefix.
 
-A malformed record never stops the load: it becomes one entry of ``errors`` naming the file,
-the record index and the reason, and the other records load.
+A malformed record never stops the load: it becomes one entry of ``errors`` — ``where``
+(``file:line (item i)``), ``field`` and ``reason``, see :mod:`vreason.data.loaderrors` — and the
+other records load. Bytes that are not valid UTF-8 inside a record make that record an error
+naming the field that holds them.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, field_with_bad_text, load_error
 from vreason.records import Mode, RubricItem, Sample, check_safe_id
 
 # task_id prefix → (category slug, display name as in the paper's Table 2)
@@ -120,40 +123,59 @@ def _resolve(folder: str, path: str) -> str:
     return path if os.path.isabs(path) else os.path.normpath(os.path.join(folder, path))
 
 
+class _FieldError(ValueError):
+    def __init__(self, field: str, reason: str):
+        super().__init__(reason)
+        self.field = field
+
+
 def _record_to_sample(rec: Any, folder: str, check_files: bool) -> Sample:
     if not isinstance(rec, dict):
-        raise ValueError(f"record is a {type(rec).__name__}, not an object")
+        raise _FieldError(WHOLE_RECORD, f"record is a {type(rec).__name__}, not an object")
+    bad_text = field_with_bad_text(rec)
+    if bad_text:
+        raise _FieldError(bad_text, "text that is not valid UTF-8 (undecodable bytes in the file)")
     missing = [k for k in REQUIRED_KEYS if k not in rec]
     if missing:
-        raise ValueError(f"missing key(s) {', '.join(missing)}")
+        raise _FieldError(", ".join(missing), f"missing key(s) {', '.join(missing)}")
     task_id = rec["task_id"]
     if not isinstance(task_id, str) or not task_id:
-        raise ValueError(f"task_id must be a non-empty string, got {task_id!r}")
-    check_safe_id(task_id, "task_id")
-    category = category_of(task_id)
+        raise _FieldError("task_id", f"task_id must be a non-empty string, got {task_id!r}")
+    try:
+        check_safe_id(task_id, "task_id")
+        category = category_of(task_id)
+    except (ValueError, KeyError) as exc:
+        raise _FieldError("task_id", exc.args[0] if exc.args else str(exc)) from None
     for key in ("text", "image_path", "sub_task"):
         if not isinstance(rec[key], str):
-            raise ValueError(f"{key} must be a string, got {type(rec[key]).__name__}")
+            raise _FieldError(key, f"{key} must be a string, got {type(rec[key]).__name__} {rec[key]!r}")
     questions = rec["questions"]
     if not isinstance(questions, list) or not all(isinstance(q, str) for q in questions):
-        raise ValueError("questions must be a list of strings")
-    extra = parse_extra_frame(rec["extra_frame"])
+        raise _FieldError("questions", f"questions must be a list of strings, got {questions!r}"[:300])
+    try:
+        extra = parse_extra_frame(rec["extra_frame"])
+    except ValueError as exc:
+        raise _FieldError("extra_frame", str(exc)) from None
     ref_path = rec.get("ref_path") or ""
     color = rec.get("color_name") or ""
-    if not isinstance(ref_path, str) or not isinstance(color, str):
-        raise ValueError("ref_path and color_name must be strings")
+    for key, v in (("ref_path", ref_path), ("color_name", color)):
+        if not isinstance(v, str):
+            raise _FieldError(key, f"{key} must be a string, got {type(v).__name__} {v!r}")
     if extra in ("sym", "gt") and not ref_path:
-        raise ValueError(f"extra_frame {extra!r} needs a ref_path (the ground-truth image)")
+        raise _FieldError("ref_path", f"extra_frame {extra!r} needs a ref_path (the ground-truth image)")
     if extra == "sym" and color.lower() not in COLOR_NAMES:
-        raise ValueError(f"extra_frame 'sym' needs color_name in {COLOR_NAMES}, got {color!r}")
-    reverse = parse_reverse(rec.get("reverse", False))
+        raise _FieldError("color_name", f"extra_frame 'sym' needs color_name in {COLOR_NAMES}, got {color!r}")
+    try:
+        reverse = parse_reverse(rec.get("reverse", False))
+    except ValueError as exc:
+        raise _FieldError("reverse", str(exc)) from None
     intent = rec.get("intent_classification", "REALISTIC")
     if not isinstance(intent, str):
-        raise ValueError("intent_classification must be a string")
+        raise _FieldError("intent_classification", f"intent_classification must be a string, got {intent!r}")
     if check_files:
         for key, p in (("image_path", rec["image_path"]), ("ref_path", ref_path)):
             if p and not os.path.isfile(_resolve(folder, p)):
-                raise ValueError(f"{key} {p!r} not found (resolved to {_resolve(folder, p)})")
+                raise _FieldError(key, f"{key} {p!r} not found (resolved to {_resolve(folder, p)})")
     kind = "focus" if extra == "gt" else "question"
     rubric = [RubricItem(id=f"q{i + 1}", kind=kind, text=q, expected=None if kind == "focus" else "yes")
               for i, q in enumerate(questions)]
@@ -183,33 +205,53 @@ def _record_to_sample(rec: Any, folder: str, check_files: bool) -> Sample:
     )
 
 
+def _items_with_lines(text: str, records: list[Any]) -> list[int]:
+    """The line on which each item of the (already validated) top-level JSON list starts."""
+    dec = json.JSONDecoder()
+    lines: list[int] = []
+    pos = text.index("[") + 1
+    line, counted = 1, 0
+    for _ in records:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        _, pos = dec.raw_decode(text, pos)
+    return lines
+
+
 def load_rise(data: str, *, check_files: bool = True) -> RiseLoad:
     """Load every record of the dataset at ``data`` (folder or JSON file).
 
     Image paths are resolved against the folder holding the JSON. ``check_files`` makes a
     record whose first-frame or reference image is missing an error (the record is skipped).
-    Raises only when the file itself cannot be read or is not a JSON list.
+    Raises only when the file itself cannot be read or is not a JSON list (``ValueError`` naming
+    the file and the line).
     """
     path = find_json(data)
     folder = os.path.dirname(os.path.abspath(path))
+    with open(path, "rb") as fh:
+        text = decode_utf8(fh.read())
     try:
-        with open(path, encoding="utf-8") as fh:
-            records = json.load(fh)
+        records = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON ({exc})") from exc
+        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of records, got {type(records).__name__}")
+    lines = _items_with_lines(text, records)
     out = RiseLoad(json_path=path)
     seen: set[str] = set()
     for i, rec in enumerate(records):
         tid = rec.get("task_id", "") if isinstance(rec, dict) else ""
+        where = f"{path}:{lines[i]} (item {i})"
         try:
             sample = _record_to_sample(rec, folder, check_files)
             if sample.id in seen:
-                raise ValueError(f"duplicate task_id {sample.id!r}")
-        except (ValueError, KeyError) as exc:
-            reason = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
-            out.errors.append({"file": path, "index": str(i), "task_id": str(tid), "reason": str(reason)})
+                raise _FieldError("task_id", f"duplicate task_id {sample.id!r}")
+        except _FieldError as exc:
+            out.errors.append(load_error(where, exc.field, str(exc), file=path, line=lines[i], item=i, index=i,
+                                         task_id=tid if isinstance(tid, str) else repr(tid)))
             continue
         seen.add(sample.id)
         out.samples.append(sample)

@@ -23,7 +23,13 @@ import json
 import os
 from typing import Any
 
-from vreason.errors import RecordError
+from vreason.data.loaderrors import (
+    WHOLE_RECORD,
+    RecordFieldError,
+    field_with_bad_text,
+    load_error,
+    utf8_lines,
+)
 from vreason.records import Mode, RubricItem, Sample, safe_id_from
 
 METRICS: dict[str, str] = {
@@ -104,33 +110,55 @@ def checklist_to_released(items: list[tuple[str, str]]) -> list[dict[str, str]]:
     return [{METRICS[code]: q} for code, q in items]
 
 
-def _opt_path(rec: dict[str, Any], key: str) -> str | None:
+def _opt_path(rec: dict[str, Any], key: str, where: str) -> str | None:
     v = rec.get(key)
     if v is None or (isinstance(v, float) and v != v):  # None / NaN from parquet
         return None
-    v = str(v).strip()
-    return v or None
+    if not isinstance(v, str):
+        raise RecordFieldError(where, key, f"{key} must be a path string, got {type(v).__name__} {v!r}")
+    return v.strip() or None
+
+
+def _text(rec: dict[str, Any], key: str, where: str) -> str:
+    v = rec[key]
+    if not isinstance(v, str):
+        raise RecordFieldError(where, key, f"{key} must be a string, got {type(v).__name__} {v!r}")
+    if not v.strip():
+        raise RecordFieldError(where, key, f"{key} is empty")
+    return v.strip()
+
+
+def _index(value: Any, where: str) -> int:
+    if isinstance(value, bool):
+        raise RecordFieldError(where, "index", f"index must be an integer, got {value!r}")
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    raise RecordFieldError(where, "index", f"index must be an integer, got {type(value).__name__} {value!r}")
 
 
 def record_to_sample(rec: dict[str, Any], *, root: str | None, where: str, check_files: bool = True) -> Sample:
-    """One released record → Sample; raises :class:`RecordError` naming ``where`` and the reason."""
+    """One released record → Sample; raises :class:`~vreason.data.loaderrors.RecordFieldError`
+    naming ``where``, the field at fault and the reason."""
     missing = [k for k in REQUIRED if k not in rec or rec[k] is None]
     if missing:
-        raise RecordError(where, f"missing field(s) {', '.join(missing)}; fields found: {', '.join(sorted(rec))}")
-    task, index, category = str(rec["task_name"]).strip(), rec["index"], str(rec["category"]).strip()
-    try:
-        index = int(index)
-    except (TypeError, ValueError):
-        raise RecordError(where, f"index {rec['index']!r} is not an integer") from None
+        raise RecordFieldError(where, ", ".join(missing),
+                               f"missing field(s) {', '.join(missing)}; fields found: {', '.join(sorted(rec))}")
+    task, category = _text(rec, "task_name", where), _text(rec, "category", where)
+    index = _index(rec["index"], where)
+    prompt = _text(rec, "prompt", where)
     try:
         items = parse_checklist(rec["checklist"])
     except ValueError as exc:
-        raise RecordError(where, f"{task}-{index}: {exc}") from None
-    paths = {k: _opt_path(rec, k) for k in ("input_image_path", "gt_image_path", "input_video_path")}
+        raise RecordFieldError(where, "checklist", f"{task}-{index}: {exc}") from None
+    paths = {k: _opt_path(rec, k, where) for k in ("input_image_path", "gt_image_path", "input_video_path")}
     if check_files and root:
         for key, rel in paths.items():
             if rel and not os.path.exists(rel if os.path.isabs(rel) else os.path.join(root, rel)):
-                raise RecordError(where, f"{task}-{index}: {key} {rel!r} does not exist under {root}")
+                raise RecordFieldError(where, key, f"{task}-{index}: {key} {rel!r} does not exist under {root}")
     if paths["input_video_path"]:
         mode = Mode.v2v
     elif paths["input_image_path"]:
@@ -153,7 +181,7 @@ def record_to_sample(rec: dict[str, Any], *, root: str | None, where: str, check
         category=category,
         task=task,
         mode=mode,
-        prompt=str(rec["prompt"]),
+        prompt=prompt,
         prompt_variants=variants,
         input_image=paths["input_image_path"],
         reference_image=paths["gt_image_path"],
@@ -181,33 +209,42 @@ def _find_data_file(path: str) -> str:
     return path
 
 
-def read_records(path: str) -> list[tuple[str, dict[str, Any] | None, str | None]]:
-    """``(where, record, error)`` per line/row of a data.jsonl or parquet file."""
-    out: list[tuple[str, dict[str, Any] | None, str | None]] = []
+def read_records(path: str) -> list[tuple[str, dict[str, Any] | None, dict[str, str] | None]]:
+    """``(where, record, error)`` per line (``file:line``) of a data.jsonl or row (``file[row]``) of a
+    parquet file; ``error`` is a loader error dict (``where``, ``field``, ``reason``) for a line that is
+    not valid UTF-8, not JSON or not an object. Never raises on a damaged line."""
+    out: list[tuple[str, dict[str, Any] | None, dict[str, str] | None]] = []
     if path.endswith(".parquet"):
         import pandas as pd
 
         try:
             df = pd.read_parquet(path)
         except Exception as exc:  # noqa: BLE001 - reported per file
-            return [(path, None, f"cannot read parquet: {type(exc).__name__}: {exc}")]
+            return [(path, None, load_error(path, WHOLE_RECORD, f"cannot read parquet: {type(exc).__name__}: {exc}"))]
         for i, row in enumerate(df.to_dict(orient="records")):
-            out.append((f"{path} row {i}", row, None))
+            out.append((f"{path}[{i}]", row, None))
         return out
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{n}"
-            try:
-                rec = json.loads(line)
-            except json.JSONDecodeError as exc:
-                out.append((where, None, f"not valid JSON: {exc}"))
-                continue
-            if not isinstance(rec, dict):
-                out.append((where, None, f"expected a JSON object, got {type(rec).__name__}"))
-                continue
-            out.append((where, rec, None))
+    with open(path, "rb") as fh:
+        data = fh.read()
+    for n, line, bad_utf8 in utf8_lines(data):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            why = bad_utf8 or f"not valid JSON: {exc}"
+            out.append((where, None, load_error(where, WHOLE_RECORD, why)))
+            continue
+        if not isinstance(rec, dict):
+            why = f"expected a JSON object, got {type(rec).__name__}"
+            out.append((where, None, load_error(where, WHOLE_RECORD, why)))
+            continue
+        if bad_utf8:
+            fld = field_with_bad_text(rec) or WHOLE_RECORD
+            out.append((where, None, load_error(where, fld, bad_utf8)))
+            continue
+        out.append((where, rec, None))
     return out
 
 
@@ -216,7 +253,8 @@ def load_ruler(path: str, *, root: str | None = None, check_files: bool = True):
 
     ``root`` (default: the data file's folder) is what relative image/video paths resolve
     against. Returns a :class:`~vreason.protocols.base.LoadResult`; a bad record becomes one
-    error (``{"where", "reason"}``) and the rest load. Duplicate ids are errors too.
+    error (``{"where", "field", "reason"}``, see :mod:`vreason.data.loaderrors`) and the rest load.
+    Duplicate ids are errors too.
     """
     from vreason.protocols.base import LoadResult
 
@@ -224,21 +262,21 @@ def load_ruler(path: str, *, root: str | None = None, check_files: bool = True):
     try:
         data_file = _find_data_file(path)
     except FileNotFoundError as exc:
-        result.errors.append({"where": path, "reason": str(exc)})
+        result.errors.append(load_error(path, WHOLE_RECORD, str(exc)))
         return result
     root = root if root is not None else os.path.dirname(os.path.abspath(data_file))
     seen: dict[str, str] = {}
     for where, rec, err in read_records(data_file):
         if err is not None or rec is None:
-            result.errors.append({"where": where, "reason": err or "empty record"})
+            result.errors.append(err or load_error(where, WHOLE_RECORD, "empty record"))
             continue
         try:
             sample = record_to_sample(rec, root=root, where=where, check_files=check_files)
-        except RecordError as exc:
-            result.errors.append({"where": exc.where, "reason": exc.reason})
+        except RecordFieldError as exc:
+            result.errors.append(exc.as_dict())
             continue
         if sample.id in seen:
-            result.errors.append({"where": where, "reason": f"duplicate id {sample.id} (first at {seen[sample.id]})"})
+            result.errors.append(load_error(where, "index", f"duplicate id {sample.id} (first at {seen[sample.id]})"))
             continue
         seen[sample.id] = where
         result.samples.append(sample)

@@ -1,0 +1,84 @@
+"""What a benchmark loader says about a record it skips, and reading text files that may be damaged.
+
+Every loader error is a dict with at least
+
+* ``where`` — ``file:line`` for line-based files (JSONL, CSV), ``file[item]`` for a JSON list or a
+  parquet row;
+* ``field`` — the record field at fault (``record`` when the record as a whole is unusable: not
+  JSON, not an object, invalid UTF-8 outside any field);
+* ``reason`` — what is wrong, in words;
+
+so that ``vreason preflight`` and ``vreason run`` can both print
+``record skipped <where> [field <field>]: <reason>``. Loaders may add keys (``file``, ``line``,
+``item``, ``task_id``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from vreason.errors import RecordError
+
+WHOLE_RECORD = "record"
+
+
+class RecordFieldError(RecordError):
+    """A malformed record, naming the field at fault."""
+
+    def __init__(self, where: str, field: str, reason: str):
+        super().__init__(where, reason)
+        self.field = field
+
+    def as_dict(self) -> dict[str, str]:
+        return load_error(self.where, self.field, self.reason)
+
+
+def load_error(where: str, field: str, reason: str, **extra: Any) -> dict[str, str]:
+    """A loader's error dict (see the module docstring)."""
+    return {"where": where, "field": field, "reason": reason, **{k: str(v) for k, v in extra.items()}}
+
+
+def utf8_lines(data: bytes) -> Iterator[tuple[int, str, str | None]]:
+    """``(line_number, text, error)`` per line of ``data``. A line that is not valid UTF-8 is given
+    with its undecodable bytes kept as lone surrogates (``surrogateescape``) and the error saying
+    where, so that a caller can still find the field that holds them — never an exception."""
+    for n, raw in enumerate(data.split(b"\n"), 1):
+        try:
+            yield n, raw.decode("utf-8"), None
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start:exc.end]
+            yield n, raw.decode("utf-8", errors="surrogateescape"), (
+                f"invalid UTF-8 (byte(s) {bad.hex(' ')} at column {exc.start + 1})"
+            )
+
+
+def decode_utf8(data: bytes) -> str:
+    """``data`` as text; undecodable bytes kept as lone surrogates (see :func:`field_with_bad_text`)."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="surrogateescape").removeprefix("\ufeff")
+
+
+def _has_surrogate(value: Any) -> bool:
+    if isinstance(value, str):
+        return any("\udc80" <= ch <= "\udcff" for ch in value)
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def field_with_bad_text(record: Any) -> str | None:
+    """The first top-level field of ``record`` holding text that was not valid UTF-8, if any
+    (``record`` when a key itself is damaged or ``record`` is not an object)."""
+    if not isinstance(record, dict):
+        return WHOLE_RECORD if _has_surrogate(record) else None
+    for key, value in record.items():
+        if _has_surrogate(key):
+            return WHOLE_RECORD
+        if _has_surrogate(value):
+            return str(key)
+    return None
