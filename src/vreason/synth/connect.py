@@ -279,7 +279,8 @@ class Connect(TaskFamily):
         passed = all(checks.values())
         ev.update({"checks": checks, "reasons": reasons, "pairs": per_pair, "connected_fraction": round(frac, 4),
                    "growth_spans": spans, "unsteadiness": [round(x, 2) for x in ratios], "other_marks_px": others,
-                   "hops": sp["hops"][:20], "sparse_hops": sp["sparse"][:20], "window_excess": sp["worst"]})
+                   "hops": sp["hops"][:20], "sparse_hops": sp["sparse"][:20], "window_excess": sp["worst"],
+                   "max_hop_ratio": sp["max_hop_ratio"], "max_window_excess_cells": sp["max_window_excess"]})
         if reasons:
             ev["reason"] = "; ".join(reasons)
         dbg = full_last.copy()

@@ -54,7 +54,8 @@ def skeleton_distance(h: int, w: int, grid) -> np.ndarray:
 def speed_violations(length: np.ndarray, t: np.ndarray) -> dict[str, Any]:
     """Hop and window violations of the total drawn length (cells) at times ``t``."""
     if len(length) < 2:
-        return {"hops": [], "sparse": [], "windows": 0, "worst": None}
+        return {"hops": [], "sparse": [], "windows": 0, "worst": None, "max_hop_ratio": None,
+                "max_window_excess": None}
     hops, sparse = [], []
     for k in range(len(length) - 1):
         dt = float(t[k + 1] - t[k])
@@ -62,6 +63,9 @@ def speed_violations(length: np.ndarray, t: np.ndarray) -> dict[str, Any]:
         if d > min(MAX_HOP_CELLS, max(1.0, V_LINE * dt)) + HOP_TOL:
             (sparse if V_LINE * dt > MAX_HOP_CELLS else hops).append(
                 {"k": k, "cells": round(d, 2), "dt": round(dt, 4)})
+    dts = np.diff(t)
+    ratio = float(max((length[k + 1] - length[k]) / (min(MAX_HOP_CELLS, max(1.0, V_LINE * dts[k])) + HOP_TOL)
+                      for k in range(len(length) - 1)))
     # window rule: max over i < j of (L_j − V t_j) − (L_i − V t_i)
     g = length - V_LINE * t
     low = np.minimum.accumulate(g)
@@ -69,7 +73,8 @@ def speed_violations(length: np.ndarray, t: np.ndarray) -> dict[str, Any]:
     j = int(np.argmax(excess))
     worst = float(excess[j])
     return {"hops": hops, "sparse": sparse, "windows": int((excess > WINDOW_SLACK).sum()),
-            "worst": round(worst, 2) if worst > WINDOW_SLACK else None}
+            "worst": round(worst, 2) if worst > WINDOW_SLACK else None, "max_hop_ratio": round(ratio, 3),
+            "max_window_excess": round(worst, 3)}
 
 
 STEP_S = 1 / 16

@@ -343,6 +343,7 @@ class Maze(TaskFamily):
             "hops": teleports[:20], "sparse_hops": sp["sparse"][:20], "window_violations": sp["windows"],
             "worst_window": sp["worst_window"], "crossings": crossings[:20], "v_max_cells_per_s": mc.V_MAX,
             "duration_s": round(duration, 4), "walls_kept": round(kept, 4),
+            "max_hop_ratio": sp["max_hop_ratio"], "max_window_excess_cells": sp["max_window_excess"],
             "trajectory": [None if p is None else [round(p[0] * inv, 1), round(p[1] * inv, 1)] for p in traj],
         })
         if reasons:

@@ -107,7 +107,8 @@ def hop_limit(dt: float) -> float:
 def speed_violations(rc: np.ndarray, t: np.ndarray, open_: list[list[int]]) -> dict:
     """Hop-rule and window-rule violations of a track (``rc`` (N, 2) cells at times ``t`` (N,) s)."""
     if len(rc) < 2:
-        return {"hops": [], "windows": 0, "worst_window": None, "sparse": []}
+        return {"hops": [], "windows": 0, "worst_window": None, "sparse": [], "max_hop_ratio": None,
+                "max_window_excess": None}
     d = corridor_distances(rc, open_)
     hops, sparse = [], []
     for k in range(len(rc) - 1):
@@ -116,10 +117,14 @@ def speed_violations(rc: np.ndarray, t: np.ndarray, open_: list[list[int]]) -> d
         if dist > hop_limit(dt):
             item = {"k": k, "cells": round(dist, 2), "dt": round(dt, 4)}
             (sparse if V_MAX * dt > MAX_HOP_CELLS else hops).append(item)
+    dts = np.diff(t)
+    ratio = max(float(d[k, k + 1]) / hop_limit(float(dts[k])) for k in range(len(rc) - 1))
     excess = d - V_MAX * np.abs(t[None, :] - t[:, None])
     bad = np.triu(excess > WINDOW_SLACK, k=1)
+    peak = float(np.triu(excess, k=1)[np.triu_indices(len(rc), k=1)].max())
     worst = None
     if bad.any():
         i, j = np.unravel_index(int(np.argmax(np.where(bad, excess, -np.inf))), bad.shape)
         worst = {"i": int(i), "j": int(j), "cells": round(float(d[i, j]), 2), "seconds": round(float(t[j] - t[i]), 4)}
-    return {"hops": hops, "windows": int(bad.sum()), "worst_window": worst, "sparse": sparse}
+    return {"hops": hops, "windows": int(bad.sum()), "worst_window": worst, "sparse": sparse,
+            "max_hop_ratio": round(ratio, 3), "max_window_excess": round(peak, 3)}

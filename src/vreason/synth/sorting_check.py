@@ -117,14 +117,15 @@ def analyse(obs: list[list[Any]], extra: np.ndarray, t: np.ndarray, bars: list[d
     if pass_through:
         reasons.append(f"{pass_through} time(s) two bars change places without one lifted clear over the other "
                        "(passing through each other, a cut or a fade)")
-    jumps = 0
+    jumps, worst = 0, 0.0
     for tr in obs:
         seen = [(i, p) for i, p in enumerate(tr) if p is not None]
         for (ia, pa), (ib, pb) in zip(seen, seen[1:], strict=False):
             dt = float(t[ib] - t[ia])
-            if (abs(pa[0] - pb[0]) > (V_SLOT * dt + TOL_SLOT) * slot
-                    or abs(pa[1] - pb[1]) > (V_LIFT * dt + TOL_LIFT) * h):
-                jumps += 1
+            r = max(abs(pa[0] - pb[0]) / ((V_SLOT * dt + TOL_SLOT) * slot),
+                    abs(pa[1] - pb[1]) / ((V_LIFT * dt + TOL_LIFT) * h))
+            worst = max(worst, r)
+            jumps += int(r > 1)
     checks["no_teleport"] = jumps == 0
     if jumps:
         reasons.append(f"{jumps} jump(s) faster than {V_SLOT:g} slots/s sideways or {V_LIFT:g} heights/s up/down")
@@ -179,4 +180,5 @@ def analyse(obs: list[list[Any]], extra: np.ndarray, t: np.ndarray, bars: list[d
         reasons.append(f"the bars are not at rest and sorted in every frame of the last {draw.END_HOLD_S} s")
     return {"checks": checks, "reasons": reasons, "final": final, "moves": moves, "jumps": jumps,
             "overlaps": overlaps, "pass_through": pass_through, "not_whole": not_whole,
+            "max_hop_ratio": round(worst, 3),
             "arrangements": [list(a) for a in seq[:50]]}

@@ -219,6 +219,14 @@ class Symmetry(TaskFamily):
         if not checks["final_exact"]:
             score = min(score, 0.99)
         passed = all(checks.values())
+        tgt_frac = np.zeros((len(fin), ROWS, COLS), np.float32)
+        for k, frac in col_frac.items():
+            tgt_frac += np.where(want[None] == k, frac[fin], 0)
+        margins = {"min_painted_fraction_target_end": float(tgt_frac[:, target].min()) if target.any() else None,
+                   "min_painted_fraction_given": float(min(frac[:, given & (want == k)].min() for k, frac in col_frac.items()
+                                                           if (given & (want == k)).any())) if given.any() else None,
+                   "min_white_fraction_blank": float(white_frac[:, want == 0].min())}
+        ev["margins"] = {k: None if v is None else round(v, 3) for k, v in margins.items()}
         ev.update({"checks": checks, "reasons": reasons, "rise_accuracy": round(acc, 4), "rise_score": rise,
                    "missing": missing, "extra": extra, "given_lost": given_lost, "colour_errors": wrong_colour,
                    "outside_marked": round(outside, 5),
