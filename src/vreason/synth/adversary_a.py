@@ -484,7 +484,7 @@ def _connect():
             out.append(f)
         return clip(out, cfg)
 
-    @variant("connect", "all_at_once", honest=False, difficulties=("medium", "hard"))
+    @variant("connect", "all_at_once", honest=False)
     def together(inst, cfg, rng):
         """Every line grows at the same time (the prompt asks for one colour after another)."""
         st = inst.state

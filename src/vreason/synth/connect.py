@@ -242,7 +242,7 @@ class Connect(TaskFamily):
         total = np.maximum.accumulate(np.sum(lengths, axis=0)) if lengths else np.zeros(T)
         sp = cc.speed_violations(total, t)
         persist_arr = np.array(persist).reshape(len(persist), T)
-        spans, _ = cc.growth_spans(cc.on_time_grid(persist_arr, t, cc.SPAN_STEP_S), cc.SPAN_EPS)
+        spans = cc.drawing_intervals(persist_arr, t)
         _, ratios = cc.growth_spans(cc.on_time_grid(persist_arr, t))
         others = _other_marks(hsv, labels, {draw.COLOUR_INDEX[p["colour"]] for p in state["pairs"]})
         checks = dict(ok)
@@ -278,7 +278,8 @@ class Connect(TaskFamily):
             score = min(score, 0.99 * frac)
         passed = all(checks.values())
         ev.update({"checks": checks, "reasons": reasons, "pairs": per_pair, "connected_fraction": round(frac, 4),
-                   "growth_spans": spans, "unsteadiness": [round(x, 2) for x in ratios], "other_marks_px": others,
+                   "drawing_intervals_s": spans, "unsteadiness": [round(x, 2) for x in ratios],
+                   "other_marks_px": others,
                    "hops": sp["hops"][:20], "sparse_hops": sp["sparse"][:20], "window_excess": sp["worst"],
                    "max_hop_ratio": sp["max_hop_ratio"], "max_window_excess_cells": sp["max_window_excess"]})
         if reasons:

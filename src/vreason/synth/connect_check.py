@@ -11,8 +11,8 @@ Rules (see :mod:`vreason.synth.connect`):
 
 * speed — the lines together grow by at most ``min(MAX_HOP_CELLS, max(1, V_LINE·dt)) + HOP_TOL``
   cells between consecutive frames and by at most ``V_LINE·Δt + WINDOW_SLACK`` over any stretch;
-* one colour after another — the steps (of ``SPAN_STEP_S`` seconds) in which each line grows do not
-  interleave (two lines may share one step, where one ends and the next begins);
+* one colour after another — the times two lines are being drawn (from 15% to 85% of their final
+  length, whatever the speed) never overlap;
 * steady — while a line grows, no step adds more than ``STEADY_RATIO`` × its median step + 0.35
   cell (a screen wipe reveals a vertical run at once);
 * grid paths — off-path area ≤ ``OFF_PATH_CELLS`` cell of line in every frame (a diagonal fails);
@@ -36,8 +36,8 @@ OFF_PATH_CELLS = 0.15
 STRAY_DOT_FRACTION = 0.2
 GROW_EPS = 0.1
 """A line grows in a step (of 1/16 s) when its persistent length rises by more than this many cells."""
-SPAN_STEP_S, SPAN_EPS = 0.125, 0.25
-"""Which line grows when is decided on steps of 1/8 s, a rise of more than 0.25 cell (flicker ≤ 0.2)."""
+ACTIVE_LO, ACTIVE_HI = 0.15, 0.85
+"""A line is being drawn from when it passes 15% of its final length until it passes 85% (flicker ≤ 0.2 cell)."""
 
 
 def skeleton_distance(h: int, w: int, grid) -> np.ndarray:
@@ -131,7 +131,22 @@ def growth_spans(persist: np.ndarray, eps: float = GROW_EPS) -> tuple[list[tuple
     return spans, ratios
 
 
-def interleaved(spans: list[tuple[int, int] | None]) -> int:
-    """How many pairs of lines grow at overlapping times (beyond one shared step)."""
-    s = sorted(x for x in spans if x is not None)
-    return sum(1 for a, b in zip(s, s[1:], strict=False) if a[1] > b[0])
+def drawing_intervals(persist: np.ndarray, t: np.ndarray) -> list[tuple[float, float] | None]:
+    """Per line (rows of ``persist`` (P, T)): the time it passes ``ACTIVE_LO`` and ``ACTIVE_HI`` of its final
+    length (None for a line under half a cell) — when it is being drawn, whatever its speed."""
+    out: list[tuple[float, float] | None] = []
+    for row in persist:
+        final = float(row[-1])
+        if final < 0.5:
+            out.append(None)
+            continue
+        lo = float(t[int(np.argmax(row >= ACTIVE_LO * final))])
+        hi = float(t[int(np.argmax(row >= ACTIVE_HI * final))])
+        out.append((lo, hi))
+    return out
+
+
+def interleaved(spans: list[tuple[float, float] | None]) -> int:
+    """How many pairs of lines are drawn at overlapping times (intervals from :func:`drawing_intervals`)."""
+    s = [x for x in spans if x is not None]
+    return sum(1 for i in range(len(s)) for j in range(i + 1, len(s)) if min(s[i][1], s[j][1]) > max(s[i][0], s[j][0]))

@@ -222,9 +222,9 @@ class Symmetry(TaskFamily):
         tgt_frac = np.zeros((len(fin), ROWS, COLS), np.float32)
         for k, frac in col_frac.items():
             tgt_frac += np.where(want[None] == k, frac[fin], 0)
+        given_fracs = [fr[:, given & (want == k)].min() for k, fr in col_frac.items() if (given & (want == k)).any()]
         margins = {"min_painted_fraction_target_end": float(tgt_frac[:, target].min()) if target.any() else None,
-                   "min_painted_fraction_given": float(min(frac[:, given & (want == k)].min() for k, frac in col_frac.items()
-                                                           if (given & (want == k)).any())) if given.any() else None,
+                   "min_painted_fraction_given": float(min(given_fracs)) if given_fracs else None,
                    "min_white_fraction_blank": float(white_frac[:, want == 0].min())}
         ev["margins"] = {k: None if v is None else round(v, 3) for k, v in margins.items()}
         ev.update({"checks": checks, "reasons": reasons, "rise_accuracy": round(acc, 4), "rise_score": rise,
