@@ -23,11 +23,57 @@ class TextPart:
 
 @dataclass
 class ImagePart:
-    """An RGB uint8 frame (H×W×3). ``label`` is optional text placed before it by templates."""
+    """An RGB uint8 frame (H×W×3). ``label`` is optional text placed before it by templates.
+
+    How it is encoded for the judge is the backend's default (its ``image`` settings) unless the
+    part says otherwise: ``quality`` = JPEG at that quality (what a protocol's released code sends,
+    e.g. RISE Temporal Consistency at 90); ``data`` = send these original file bytes untouched, as
+    ``mime`` (``image`` is then their decoded pixels, used by backends that take pixels and by the
+    dry-run estimate). See :func:`image_part_from_file` and :meth:`encoding`.
+    """
 
     image: np.ndarray
     label: str | None = None
     type: Literal["image"] = "image"
+    quality: int | None = None
+    data: bytes | None = None
+    mime: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.quality is not None and not 1 <= int(self.quality) <= 100:
+            raise ValueError(f"JPEG quality must be in 1..100, got {self.quality}")
+        if self.data is not None and not self.mime:
+            raise ValueError("an image part with original bytes needs their MIME type")
+
+    def encoding(self) -> str:
+        """What the part asks for: ``original-bytes:<mime>``, ``jpeg:q<quality>`` or ``judge-default``."""
+        if self.data is not None:
+            return f"original-bytes:{self.mime}"
+        if self.quality is not None:
+            return f"jpeg:q{int(self.quality)}"
+        return "judge-default"
+
+
+def image_part_from_file(path: str, *, label: str | None = None) -> ImagePart:
+    """An :class:`ImagePart` carrying a file's original bytes (sent untouched, with the file's own
+    MIME type) and their decoded RGB pixels. Raises ``OSError`` / ``PIL.UnidentifiedImageError``
+    when the file cannot be read or decoded."""
+    import io
+
+    from PIL import Image
+
+    with open(path, "rb") as f:
+        data = f.read()
+    with Image.open(io.BytesIO(data)) as im:
+        fmt = (im.format or "").upper()
+        pixels = np.asarray(im.convert("RGB"))
+    mime = Image.MIME.get(fmt) or "application/octet-stream"
+    return ImagePart(pixels, label=label, data=data, mime=mime)
+
+
+def image_encodings(parts: list[Part]) -> list[str]:
+    """The distinct encodings the image parts of ``parts`` ask for, in order of first appearance."""
+    return list(dict.fromkeys(p.encoding() for p in parts if isinstance(p, ImagePart)))
 
 
 @dataclass

@@ -2,9 +2,10 @@
 
 The key is a SHA-256 over everything that decides a reply: the judge identity (backend, model,
 endpoint host), the backend's input settings (image format, quality, longest side), the decoding
-settings, the template name and version, the rendered text and a hash of every image's pixels (and
-of a video file's bytes). Equal key, equal question: a re-run answers from here without a request.
-API keys are never part of a key or a row.
+settings, the template name and version, the rendered text and a hash of every image's pixels with
+the encoding its part asks for (a JPEG quality, or a hash of the original bytes sent and their MIME
+type; parts at the judge's default keep the key they always had), and of a video file's bytes.
+Equal key, equal question: a re-run answers from here without a request. API keys are never part of a key or a row.
 
 Only replies that yielded an answer are stored (the client puts a reply after it parsed, under the
 key of the question as first asked, with the completion-token cap it finally took). Garbage — an
@@ -50,7 +51,12 @@ def request_key(identity: str, request: JudgeRequest, settings: dict[str, Any] |
         if isinstance(p, TextPart):
             parts.append(["t", p.text])
         elif isinstance(p, ImagePart):
-            parts.append(["i", image_digest(p.image), p.label])
+            row: list[Any] = ["i", image_digest(p.image), p.label]
+            if p.data is not None:  # original bytes: what is sent is the bytes, not the pixels
+                row += ["bytes", hashlib.sha256(p.data).hexdigest(), p.mime]
+            elif p.quality is not None:  # a part-level JPEG quality overrides the judge's settings
+                row += ["jpeg", int(p.quality)]
+            parts.append(row)
         elif isinstance(p, VideoPart):
             digest = file_digest(p.path) if os.path.isfile(p.path) else f"missing:{p.path}"
             parts.append(["v", digest, p.fps])

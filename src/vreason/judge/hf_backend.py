@@ -1,7 +1,9 @@
 """A local Qwen2-VL / Qwen2.5-VL-family checkpoint as a judge (extra ``deep``: torch + transformers).
 
 The checkpoint is a local folder (``from_pretrained(path, local_files_only=True)``); nothing is
-downloaded. Frames go to the model as images, in order, each optionally preceded by its label. A
+downloaded. Frames go to the model as images, in order, each optionally preceded by its label; a
+part carrying a file's original bytes is decoded from them, a part naming a JPEG quality goes through
+a JPEG round trip at that quality (the model sees what an API judge would). A
 :class:`~vreason.judge.base.VideoPart` is not supported here (give frames instead). Generation runs
 in a worker thread, one request at a time per model (the client's limiter should be 1 as well).
 """
@@ -34,6 +36,26 @@ _CHATML = (
     "{% endfor %}<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
 IMAGE_PAD = "<|image_pad|>"
+
+
+def pixels_of(p: ImagePart) -> Any:
+    """The PIL RGB image a local model sees for ``p`` (decoded original bytes, a JPEG round trip at the
+    part's quality, or its pixels as they are)."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    if p.data is not None:
+        with Image.open(io.BytesIO(p.data)) as im:
+            return im.convert("RGB")
+    img = Image.fromarray(np.asarray(p.image)[..., :3])
+    if p.quality is None:
+        return img
+    buf = io.BytesIO()
+    img.save(buf, format="JPEG", quality=int(p.quality))
+    with Image.open(io.BytesIO(buf.getvalue())) as im:
+        return im.convert("RGB")
 
 
 class TransformersJudge(Judge):
@@ -117,7 +139,6 @@ class TransformersJudge(Judge):
 
     # ------------------------------------------------------------------ generation
     def _inputs(self, request: JudgeRequest, tok: Any, improc: Any) -> dict[str, Any]:
-        from PIL import Image
 
         content: list[dict[str, Any]] = []
         images: list[Any] = []
@@ -127,7 +148,7 @@ class TransformersJudge(Judge):
             elif isinstance(p, ImagePart):
                 if p.label:
                     content.append({"type": "text", "text": p.label})
-                img = Image.fromarray(p.image[..., :3])
+                img = pixels_of(p)
                 if self.max_side and max(img.size) > self.max_side:
                     s = self.max_side / max(img.size)
                     img = img.resize((max(1, round(img.width * s)), max(1, round(img.height * s))))

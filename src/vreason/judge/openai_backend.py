@@ -2,10 +2,11 @@
 
 OpenAI (GPT-5, o3, GPT-4o), Gemini's OpenAI-compatible endpoint, and vLLM / SGLang / LMDeploy /
 Ollama servers hosting Qwen3-VL and others. Frames go as base64 data URLs (format, JPEG quality
-and longest side configurable), in order; a :class:`~vreason.judge.base.VideoPart` goes as a
-``video_url`` part for servers that accept video (vLLM). The client's own retries are off: the
-judge client retries by error class. The API key comes from the environment only and appears in
-no identity, cache row, evidence or log message.
+and longest side configurable), in order; an :class:`~vreason.judge.base.ImagePart` that names its
+own JPEG quality or carries a file's original bytes is sent that way instead. A
+:class:`~vreason.judge.base.VideoPart` goes as a ``video_url`` part for servers that accept video
+(vLLM). The client's own retries are off: the judge client retries by error class. The API key
+comes from the environment only and appears in no identity, cache row, evidence or log message.
 """
 
 from __future__ import annotations
@@ -244,11 +245,7 @@ class OpenAIJudge(Judge):
             elif isinstance(p, ImagePart):
                 if p.label:
                     content.append({"type": "text", "text": p.label})
-                url: dict[str, Any] = {
-                    "url": encode_image(
-                        p.image, fmt=self.image_format, quality=self.jpeg_quality, max_side=self.max_side
-                    )
-                }
+                url: dict[str, Any] = {"url": self._image_url(p)}
                 if self.image_detail:
                     url["detail"] = self.image_detail
                 content.append({"type": "image_url", "image_url": url})
@@ -260,6 +257,15 @@ class OpenAIJudge(Judge):
                 )
                 content.append({"type": "video_url", "video_url": {"url": v_url}})
         return content
+
+    def _image_url(self, p: ImagePart) -> str:
+        """The data URL of an image part: its original bytes untouched (``data``), JPEG at the part's
+        ``quality``, or the judge's own format and quality. ``max_side`` applies to pixels only."""
+        if p.data is not None:
+            return f"data:{p.mime};base64,{base64.b64encode(p.data).decode('ascii')}"
+        if p.quality is not None:
+            return encode_image(p.image, fmt="jpeg", quality=p.quality, max_side=self.max_side)
+        return encode_image(p.image, fmt=self.image_format, quality=self.jpeg_quality, max_side=self.max_side)
 
     def messages(self, request: JudgeRequest) -> list[dict[str, Any]]:
         msgs: list[dict[str, Any]] = []

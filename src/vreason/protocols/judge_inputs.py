@@ -33,9 +33,47 @@ def load_image(path: str) -> np.ndarray:
         raise VideoUnreadableError(path, f"cannot read image: {type(exc).__name__}: {exc}") from exc
 
 
-def interleave(user_text: str, images: dict[str, Sequence[np.ndarray]]) -> list:
+def load_image_part(path: str):
+    """An :class:`~vreason.judge.base.ImagePart` carrying the file's original bytes (sent untouched,
+    with the file's own MIME type) and its decoded pixels; a missing or unreadable file raises a
+    VideoError naming it."""
+    import os
+
+    from vreason.judge.base import image_part_from_file
+
+    if not os.path.exists(path):
+        raise VideoMissingError(path, "image file does not exist")
+    try:
+        return image_part_from_file(path)
+    except Exception as exc:  # noqa: BLE001 - any read or decoder failure is "unreadable"
+        raise VideoUnreadableError(path, f"cannot read image: {type(exc).__name__}: {exc}") from exc
+
+
+def jpeg_parts(frames: Sequence[np.ndarray], quality: int | None) -> list:
+    """Image parts for ``frames``, sent as JPEG at ``quality`` (``None``: the judge's default)."""
+    from vreason.judge.base import ImagePart
+
+    return [ImagePart(np.asarray(f), quality=quality) for f in frames]
+
+
+def encodings_by_marker(images: dict[str, Sequence]) -> dict[str, str]:
+    """``{marker in lower case: encoding}`` for every marker that has images (``jpeg:q95``,
+    ``original-bytes:image/png``, ``judge-default``; several encodings under one marker are joined
+    with ``+``)."""
+    from vreason.judge.base import ImagePart
+
+    out: dict[str, str] = {}
+    for key, items in images.items():
+        encs = dict.fromkeys(i.encoding() if isinstance(i, ImagePart) else "judge-default" for i in items)
+        if encs:
+            out[key.lower()] = "+".join(encs)
+    return out
+
+
+def interleave(user_text: str, images: dict[str, Sequence]) -> list:
     """Text and image parts in the order the markers appear. An unknown marker is an error;
-    a marker whose image list is empty is dropped."""
+    a marker whose image list is empty is dropped. Images are pixel arrays (sent at the judge's
+    default encoding) or ready :class:`~vreason.judge.base.ImagePart` objects (kept as they are)."""
     from vreason.judge.base import ImagePart, TextPart
 
     parts: list = []
@@ -47,7 +85,7 @@ def interleave(user_text: str, images: dict[str, Sequence[np.ndarray]]) -> list:
         key = m.group(1)
         if key not in images:
             raise ValueError(f"template marker [[{key}]] has no images (known: {', '.join(sorted(images))})")
-        parts.extend(ImagePart(np.asarray(img)) for img in images[key])
+        parts.extend(img if isinstance(img, ImagePart) else ImagePart(np.asarray(img)) for img in images[key])
         pos = m.end()
     tail = user_text[pos:].strip("\n")
     if tail.strip():

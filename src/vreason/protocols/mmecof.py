@@ -22,7 +22,7 @@ from pydantic import Field, field_validator
 from vreason.data.mmecof import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.judge_inputs import interleave, judge_for, load_image
+from vreason.protocols.judge_inputs import encodings_by_marker, interleave, judge_for, load_image_part
 from vreason.protocols.options import ProtocolOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
 from vreason.registry import benchmarks
@@ -97,7 +97,7 @@ class _MmeCofJudged(Scorer):
         from vreason.frames import sample_frames
 
         image_path = sample.metadata.get("image_no_hint") or sample.input_image
-        image = load_image(sample.resolve(image_path))
+        image = load_image_part(sample.resolve(image_path))
         if not video.path:
             raise VideoError(str(video.path), "no video path")
         got = sample_frames(video.path, self.frame_policy)
@@ -112,6 +112,12 @@ class _MmeCofJudged(Scorer):
         return JudgeRequest(parts=interleave(user, {"INPUT_IMAGE": [image], "VIDEO": frames}), system=system or None,
                             decoding=Decoding(max_tokens=self.max_tokens), template=tpl.name,
                             template_version=tpl.version)
+
+    @staticmethod
+    def _encoding(image, frames) -> dict[str, str]:
+        """What the judge gets: the input image's original file bytes (no released code to follow;
+        no re-encoding loss), the frames at the judge's own image settings."""
+        return encodings_by_marker({"INPUT_IMAGE": [image], "VIDEO": frames})
 
     def _hint(self, sample: Sample, ctx: ScoreContext) -> str:
         return str(self.hint or sample.metadata.get("hint") or ctx.options.get("hint") or "none")
@@ -158,7 +164,8 @@ class MmeCofStepScorer(_MmeCofJudged):
             details.append(row)
         evidence = Evidence(frame_policy=got.policy, frame_indices=got.indices,
                             judge=outcomes[0].evidence(requests[0]) if outcomes else None,
-                            details={"hint": self._hint(sample, ctx), "steps": details})
+                            details={"hint": self._hint(sample, ctx), "steps": details,
+                                     "image_encoding": self._encoding(image, got.frames)})
         if failed:
             return self.fail(sample, video, "judge reply unusable for step(s) " + "; ".join(failed),
                              status=ScoreStatus.unscored, evidence=evidence)
@@ -197,7 +204,8 @@ class MmeCofQualityScorer(_MmeCofJudged):
             return self.fail(sample, video, f"template: {exc}")
         out = await client.ask(req, quality_parser(self.lo, self.hi))
         evidence = Evidence(frame_policy=got.policy, frame_indices=got.indices, judge=out.evidence(req),
-                            details={"hint": self._hint(sample, ctx), "scale": [self.lo, self.hi]})
+                            details={"hint": self._hint(sample, ctx), "scale": [self.lo, self.hi],
+                                     "image_encoding": self._encoding(image, got.frames)})
         if not out.ok:
             return self.fail(sample, video, f"judge reply unusable: {out.reason}", status=ScoreStatus.unscored,
                              evidence=evidence)

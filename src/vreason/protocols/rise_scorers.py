@@ -9,6 +9,12 @@ Frame strategies per metric (issue 5, item 2; recorded in every score's evidence
   ``sym`` / ``gt`` → ``last`` (the maze verifier reads every frame);
 * TC: ``uniform:16+round+dedupe``; PR: ``uniform:16`` (``+reverse`` when the sample says so);
   VQ: ``uniform:6+drop_ends`` (4 frames).
+
+Image encoding per metric, as the released code sends frames (issue 9, item 6; recorded in every
+score's ``evidence.details["image_encoding"]``): RA JPEG quality 95 (the frames fps_clip.py saved
+with ``cv2.imwrite``'s default, sent as file bytes), TC quality 90 (``cv2.imencode``), PR and VQ
+quality 75 (Pillow's default); the ground-truth image of the ``ra_mode=paper`` reference question
+goes as its original file bytes (the earlier released path read the file).
 """
 
 from __future__ import annotations
@@ -28,6 +34,10 @@ RA_TAIL_POLICY = "last_fraction:3/0.4+round+dedupe"
 TC_POLICY = "uniform:16+round+dedupe"
 PR_POLICY = "uniform:16"
 VQ_POLICY = "uniform:6+drop_ends"
+RA_JPEG_QUALITY = 95
+TC_JPEG_QUALITY = 90
+PILLOW_DEFAULT_QUALITY = 75
+"""Physical Rationality and Visual Quality frames: ``PIL.Image.save(format="JPEG")`` without a quality."""
 MAX_TOKENS = 8192
 """Room for reasoning judges (GPT-5 counts its reasoning tokens here); temperature 0 as released."""
 
@@ -66,6 +76,8 @@ class _RiseJudged(Scorer):
 
     kind: ClassVar[Literal["cpu", "io"]] = "io"
     role: ClassVar[str] = "default"
+    jpeg_quality: ClassVar[int] = PILLOW_DEFAULT_QUALITY
+    """The JPEG quality the released code sends this metric's frames at."""
 
     def _frames(self, sample: Sample, video: Video, spec: str):
         from vreason.frames import sample_frames
@@ -94,13 +106,13 @@ class _RiseJudged(Scorer):
             return self.fail(sample, video, f"cannot read frames: {exc}")
         tpl = get_template(template)
         system, user = tpl.render(num_frames=len(sf.frames), **variables)
-        parts: list[Any] = [ImagePart(f) for f in sf.frames]
+        parts: list[Any] = [ImagePart(f, quality=self.jpeg_quality) for f in sf.frames]
         if user:
             parts.append(TextPart(user))
         req = _request(parts, system, tpl)
         outcome = await client.ask(req, parsers.likert(lo, hi, key=key))
         ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
-                      details={"scale": [lo, hi], "key": key})
+                      details={"scale": [lo, hi], "key": key, "image_encoding": f"jpeg:q{self.jpeg_quality}"})
         if not outcome.ok:
             return self.fail(sample, video, outcome.reason or "judge reply unusable",
                              status=ScoreStatus.unscored, evidence=ev)
@@ -114,6 +126,7 @@ class RiseTemporalConsistency(_RiseJudged):
     name = "rise_tc"
     version = "1"
     metrics = ("tc",)
+    jpeg_quality = TC_JPEG_QUALITY
 
     async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
         return await self._likert(sample, video, ctx, spec=TC_POLICY, template="rise_tc", lo=1, hi=5,
@@ -205,6 +218,7 @@ class RiseReasoningJudge(_RiseJudged):
     name = "rise_ra"
     version = "1"
     metrics = ("ra",)
+    jpeg_quality = RA_JPEG_QUALITY
 
     def __init__(self, ra_mode: RaMode = "paper", ra_count: RaCount = "returned", ra_yes: RaYes = "contains"):
         if ra_mode not in ("paper", "code"):
@@ -242,12 +256,12 @@ class RiseReasoningJudge(_RiseJudged):
 
         tpl = get_template("rise_ra")
         system, _ = tpl.render(question="")
-        parts: list[Any] = [ImagePart(f) for f in sf.frames]
+        parts: list[Any] = [ImagePart(f, quality=self.jpeg_quality) for f in sf.frames]
         parts += [TextPart(tpl.render(question=q)[1]) for q in questions]
         req = _request(parts, system, tpl)
         outcome = await client.ask(req, yes_no_list_parser(len(questions), self.ra_count, self.ra_yes))
         details: dict[str, Any] = {"mode": "yes_no", "ra_count": self.ra_count, "ra_yes": self.ra_yes,
-                                   "n_questions": len(questions)}
+                                   "n_questions": len(questions), "image_encoding": f"jpeg:q{self.jpeg_quality}"}
         ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
                       details=details)
         if not outcome.ok:
@@ -263,21 +277,20 @@ class RiseReasoningJudge(_RiseJudged):
 
     async def _reference(self, sample, video, client, sf, questions) -> list[Score]:
         from vreason.judge import parsers
-        from vreason.judge.base import ImagePart, TextPart
+        from vreason.judge.base import ImagePart, TextPart, image_part_from_file
         from vreason.judge.templates import get_template
-        from vreason.verify.rise_symmetry import read_image_rgb
 
         gt_path = sample.resolve(sample.reference_image)
         try:
-            gt = await asyncio.to_thread(read_image_rgb, gt_path or "")
-        except ValueError as exc:
-            return self.fail(sample, video, f"ground-truth image unusable: {exc}")
+            gt = await asyncio.to_thread(image_part_from_file, gt_path or "", label="Image 2: ground-truth image")
+        except (OSError, ValueError) as exc:  # missing, unreadable or undecodable: named per sample
+            return self.fail(sample, video, f"ground-truth image unusable: {gt_path}: {type(exc).__name__}: {exc}")
         tpl = get_template("rise_ra_ref")
         reqs = []
         for q in questions:
             system, user = tpl.render(question=q)
-            parts = [ImagePart(sf.frames[-1], label="Image 1: final frame of the video"),
-                     ImagePart(gt, label="Image 2: ground-truth image"), TextPart(user)]
+            parts = [ImagePart(sf.frames[-1], label="Image 1: final frame of the video", quality=self.jpeg_quality),
+                     gt, TextPart(user)]
             reqs.append(_request(parts, system, tpl))
         outcomes = await asyncio.gather(*(client.ask(r, parsers.likert(1, 5, key="Score")) for r in reqs))
         calls = [{"question": q, "score": o.value if o.ok else None, "ok": o.ok, "reason": o.reason,
@@ -287,7 +300,9 @@ class RiseReasoningJudge(_RiseJudged):
         ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices,
                       judge=outcomes[main].evidence(reqs[main]),
                       details={"mode": "reference", "n_questions": len(questions), "calls": calls,
-                               "reference_image": sample.reference_image})
+                               "reference_image": sample.reference_image,
+                               "image_encoding": {"frames": f"jpeg:q{self.jpeg_quality}",
+                                                  "reference_image": gt.encoding()}})
         if bad is not None:
             reason = f"focus question {bad + 1}: {outcomes[bad].reason or 'judge reply unusable'}"
             return self.fail(sample, video, reason, status=ScoreStatus.unscored, evidence=ev)

@@ -3,7 +3,10 @@
 Per video, one judge call gets (in the released order) the input image, the prompt, the
 ground-truth image, the implicit explanation, the input video's frames, the generated video's
 frames at about 2 fps with the longest side ≤ 512 (frame policy preset ``ruler`` =
-``fps:2+max_side=512``) and the checklist questions. The reply must end in
+``fps:2+max_side=512``) and the checklist questions. Images go as the released ``eval.py`` sends
+them: the input and ground-truth images as their original file bytes (with the file's own MIME
+type; the released code labels every one ``image/jpeg``), the frames of both videos as JPEG at
+quality 95 (``cv2.imencode``'s default); ``evidence.details["image_encoding"]`` records it. The reply must end in
 ``<answer>[...]</answer>`` with one label per question; a wrong length or label is re-asked by
 the judge client and finally ``unscored`` with the reason and the raw reply (never 0).
 
@@ -22,7 +25,7 @@ from pydantic import Field, field_validator
 from vreason.data.ruler import METRIC_CODE, METRICS, load_ruler, ruler_video_path
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.judge_inputs import interleave, judge_for, load_image
+from vreason.protocols.judge_inputs import encodings_by_marker, interleave, jpeg_parts, judge_for, load_image_part
 from vreason.protocols.options import ProtocolOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
@@ -30,6 +33,8 @@ from vreason.scoring import ScoreContext, Scorer
 
 LABELS = ("Good", "Medium", "Poor")
 LABEL_SCORE = {"Good": 2, "Medium": 1, "Poor": 0}
+FRAME_JPEG_QUALITY = 95
+"""``cv2.imencode('.jpg', frame)`` without parameters: OpenCV's default JPEG quality."""
 
 
 def labels_to_metric_scores(labels: list[str], dims: list[str]) -> dict[str, float]:
@@ -83,17 +88,17 @@ class RulerChecklistScorer(Scorer):
         tpl = get_template(self.template, path=self.template_path)
         images: dict[str, list[Any]] = {"INPUT_IMAGE": [], "GT_IMAGE": [], "INPUT_VIDEO": [], "VIDEO": []}
         if sample.input_image:
-            images["INPUT_IMAGE"] = [load_image(sample.resolve(sample.input_image))]
+            images["INPUT_IMAGE"] = [load_image_part(sample.resolve(sample.input_image))]
         if sample.reference_image:
-            images["GT_IMAGE"] = [load_image(sample.resolve(sample.reference_image))]
+            images["GT_IMAGE"] = [load_image_part(sample.resolve(sample.reference_image))]
         in_idx: list[int] = []
         if sample.input_video:
             got = sample_frames(sample.resolve(sample.input_video), self.input_video_policy)
-            images["INPUT_VIDEO"], in_idx = got.frames, got.indices
+            images["INPUT_VIDEO"], in_idx = jpeg_parts(got.frames, FRAME_JPEG_QUALITY), got.indices
         if not video.path:
             raise VideoError(str(video.path), "no video path")
         gen = sample_frames(video.path, self.frame_policy)
-        images["VIDEO"] = gen.frames
+        images["VIDEO"] = jpeg_parts(gen.frames, FRAME_JPEG_QUALITY)
         system, user = tpl.render(
             prompt=sample.metadata.get("prompt_original", sample.prompt),
             implicit_explanation=sample.metadata.get("implicit_explanation", ""),
@@ -105,8 +110,10 @@ class RulerChecklistScorer(Scorer):
         request = JudgeRequest(parts=interleave(user, images), system=system or None,
                                decoding=Decoding(max_tokens=self.max_tokens),
                                template=tpl.name, template_version=tpl.version)
-        evidence = Evidence(frame_policy=gen.policy, frame_indices=gen.indices,
-                            details={"input_video_frame_indices": in_idx} if in_idx else {})
+        details: dict[str, Any] = {"image_encoding": encodings_by_marker(images)}
+        if in_idx:
+            details["input_video_frame_indices"] = in_idx
+        evidence = Evidence(frame_policy=gen.policy, frame_indices=gen.indices, details=details)
         return request, evidence, items
 
     async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vreason.data.ruler import METRICS, VISION_RULE, checklist_to_released, parse_checklist, read_records
-from vreason.protocols.judge_inputs import interleave, load_image
+from vreason.protocols.judge_inputs import interleave, load_image_part
 
 
 @dataclass
@@ -36,7 +36,7 @@ def _request(template: str, template_path: str | None, image_path: str | None, m
     from vreason.judge.templates import get_template
 
     tpl = get_template(template, path=template_path)
-    images = {"INPUT_IMAGE": [load_image(image_path)] if image_path else []}
+    images = {"INPUT_IMAGE": [load_image_part(image_path)] if image_path else []}
     system, user = tpl.render(has_input_image=bool(image_path), **variables)
     return JudgeRequest(parts=interleave(user, images), system=system or None,
                         decoding=Decoding(max_tokens=max_tokens), template=tpl.name, template_version=tpl.version)
