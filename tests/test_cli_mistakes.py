@@ -173,3 +173,19 @@ def test_load_errors_print_where_field_and_reason(tmp_path, slow_plugin, monkeyp
     out = console.export_text()
     assert "record skipped data.jsonl:3 [field prompt]: missing" in out
     assert "record skipped data.jsonl:7: invalid UTF-8" in out and s.load_errors == 2
+
+
+def test_preflight_per_task_goes_only_to_protocols_that_declare_it(tmp_path):
+    from vreason.cli.data_cmds import _declared
+
+    assert _declared("synth", {"per_task": 2}) == ({"per_task": 2}, [])
+    assert _declared("rise", {"per_task": 2}) == ({}, ["per_task"])
+    (tmp_path / "v5.json").write_text("[]", encoding="utf-8")
+    (tmp_path / "vids").mkdir()
+    args = ["preflight", "rise", "--data", str(tmp_path / "v5.json"), "--root", str(tmp_path / "vids"),
+            "--convention", "rise", "--json"]
+    for extra in ([], ["--per-task", "3"]):
+        res = _cli(*args, *extra)
+        assert res.returncode == 0, res.stderr  # was: exit 2, "rise: unknown option 'per_task'"
+        assert json.loads(res.stdout)["record_errors"] == []
+        assert ("--per-task ignored: rise has no 'per_task' option" in res.stderr) == bool(extra)

@@ -14,10 +14,29 @@ console = Console(stderr=True)
 out = Console()
 
 
+def _declared(protocol: str, opts: dict) -> tuple[dict, list[str]]:
+    """``opts`` without the keys ``protocol`` does not declare (a protocol without an options model
+    that takes ``**options`` accepts all), and the names of the keys left out."""
+    from vreason.registry import benchmarks, load_builtins
+    from vreason.runner.checks import known_option_keys
+
+    load_builtins()
+    known = known_option_keys(benchmarks.get(protocol))
+    if known is None:
+        return opts, []
+    return {k: v for k, v in opts.items() if k in known}, [k for k in opts if k not in known]
+
+
 def _load_samples(protocol: str, data: str | None, extra: dict):
+    """Load ``protocol``'s samples. ``extra`` holds command-line conveniences (``--per-task``) that
+    only some protocols declare: given to one that does not, they are left out with a note."""
     from vreason.runner.run import make_protocol
 
-    opts = {k: v for k, v in {"data": data, **extra}.items() if v is not None}
+    given = {k: v for k, v in extra.items() if v is not None}
+    kept, dropped = _declared(protocol, given)
+    for k in dropped:
+        Console(stderr=True).print(f"[yellow]note[/] --{k.replace('_', '-')} ignored: {protocol} has no {k!r} option")
+    opts = {k: v for k, v in {"data": data, **kept}.items() if v is not None}
     res = make_protocol(protocol, opts).load()
     return res.samples, res.errors
 
@@ -75,7 +94,8 @@ def preflight_cmd(
     seeds: str = typer.Option("0", "--seeds", help="Expected seeds per sample."),
     min_frames: int = typer.Option(2, "--min-frames", help="Shorter videos are reported as too short."),
     min_seconds: float = typer.Option(0.0, "--min-seconds", help="Minimum duration in seconds."),
-    per_task: int = typer.Option(None, "--per-task", help="Built-in suite size (synth only)."),
+    per_task: int = typer.Option(None, "--per-task", help="Instances per family × difficulty "
+                                  "(protocols with a per_task option, e.g. synth; others ignore it with a note)."),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
 ) -> None:
     """Before any scoring: per model, missing / extra / undecodable / too-short videos, fps and
