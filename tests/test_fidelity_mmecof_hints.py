@@ -36,9 +36,12 @@ def test_visual_image_without_visual_prompt_is_a_per_sample_error(tmp_path):
         hint_inputs(sample, "visual")
     res = MmeCofProtocol(data=data, hint="visual").load()
     assert res.samples == []
-    reasons = {e["where"]: e["reason"] for e in res.errors}
+    reasons = {e["sample_id"]: e["reason"] for e in res.errors}
     assert "no visual-hint prompt" in reasons["vd-001"] and "visual_prompt=text_hint" in reasons["vd-001"]
     assert "no visual-hint setting" in reasons["ph-002"]
+    # each names the record's file and line and the field at fault
+    where = {e["sample_id"]: (e["where"], e["field"]) for e in res.errors}
+    assert where == {"vd-001": (f"{data}:1", "prompt_visual_hint"), "ph-002": (f"{data}:2", "visual_hint_image")}
 
 
 def test_text_hint_fallback_only_when_asked_and_recorded(tmp_path):
@@ -56,8 +59,8 @@ def test_mini_category_sample_without_hint_image_is_reported(tmp_path):
     res = MmeCofProtocol(data=write(str(tmp_path), _records(extra=[gui])), hint="visual").load()
     assert [s.id for s in res.samples] == ["vd-001"]
     assert res.samples[0].metadata["visual_prompt_source"] == "visual_hint"
-    reasons = {e["where"]: e["reason"] for e in res.errors}
-    assert reasons["gui-003"] == "not run under --hint visual: has no visual-hint image"
+    reasons = {e["sample_id"]: e["reason"] for e in res.errors}
+    assert reasons["gui-003"] == "sample gui-003 not run under --hint visual: has no visual-hint image"
 
 
 def test_tables_header_names_departing_options():

@@ -82,3 +82,21 @@ def field_with_bad_text(record: Any) -> str | None:
         if _has_surrogate(value):
             return str(key)
     return None
+
+
+def json_items_with_lines(text: str, records: list[Any]) -> list[int]:
+    """The line on which each item of the (already parsed) top-level JSON list in ``text`` starts."""
+    import json
+
+    dec = json.JSONDecoder()
+    lines: list[int] = []
+    pos = text.index("[") + 1
+    line, counted = 1, 0
+    for _ in records:
+        while text[pos] in " \t\r\n,":
+            pos += 1
+        line += text.count("\n", counted, pos)
+        counted = pos
+        lines.append(line)
+        _, pos = dec.raw_decode(text, pos)
+    return lines

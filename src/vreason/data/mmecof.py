@@ -23,13 +23,23 @@ Required: id, category, image, prompt_no_hint, steps, and either prompt_text_hin
 from __future__ import annotations
 
 import json
+import numbers
 import os
 import re
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
-from vreason.errors import ConfigError, RecordError
+from vreason.data.loaderrors import (
+    WHOLE_RECORD,
+    RecordFieldError,
+    decode_utf8,
+    field_with_bad_text,
+    json_items_with_lines,
+    load_error,
+    utf8_lines,
+)
+from vreason.errors import ConfigError
 from vreason.records import Mode, RubricItem, Sample, safe_id_from
 
 CATEGORIES: tuple[str, ...] = (
@@ -155,56 +165,75 @@ def parse_steps(value: Any) -> list[str]:
     return out
 
 
+def _text(where: str, key: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise RecordFieldError(where, key, f"{key} must be a string, got {type(value).__name__} {value!r}")
+    return value
+
+
 def record_to_sample(rec: dict[str, Any], fmap: FieldMap, *, root: str | None, where: str) -> Sample:
+    """One record → Sample; raises :class:`~vreason.data.loaderrors.RecordFieldError` naming the
+    record field at fault (the logical field's name when the record has none of its candidates)."""
     found = ", ".join(sorted(map(str, rec))) or "(none)"
 
     def need(field: str) -> tuple[str, Any]:
         key, val = _pick(rec, getattr(fmap, field))
         if key is None:
-            raise RecordError(where, f"record does not fit the field map: no field for {field!r} "
-                                     f"(tried {', '.join(getattr(fmap, field))}); fields found: {found}. "
-                                     "Pass a field map YAML naming the right fields.")
+            raise RecordFieldError(where, field, f"record does not fit the field map: no field for {field!r} "
+                                   f"(tried {', '.join(getattr(fmap, field))}); fields found: {found}. "
+                                   "Pass a field map YAML naming the right fields.")
         return key, val
 
-    _, rid = need("id")
-    _, cat = need("category")
+    id_key, rid = need("id")
+    if isinstance(rid, bool) or not isinstance(rid, (str, numbers.Integral)):
+        raise RecordFieldError(where, id_key, f"{id_key} must be a string or an integer, got "
+                               f"{type(rid).__name__} {rid!r}")
+    cat_key, cat = need("category")
+    cat = _text(where, cat_key, cat)
     _, image = need("image")
-    _, prompt = need("prompt_no_hint")
-    _, steps_raw = need("steps")
-    _, text_prompt = _pick(rec, fmap.prompt_text_hint)
+    prompt_key, prompt = need("prompt_no_hint")
+    prompt = _text(where, prompt_key, prompt)
+    steps_key, steps_raw = need("steps")
+    tp_key, text_prompt = _pick(rec, fmap.prompt_text_hint)
     if text_prompt is None:
-        _, hint = _pick(rec, fmap.text_hint)
+        hint_key, hint = _pick(rec, fmap.text_hint)
         if hint is None:
-            raise RecordError(where, "record does not fit the field map: no text-hint prompt (tried "
-                                     f"{', '.join(fmap.prompt_text_hint)}) nor a text hint (tried "
-                                     f"{', '.join(fmap.text_hint)}); fields found: {found}")
-        text_prompt = f"{str(prompt).rstrip()} {str(hint).strip()}"
-    _, vis_image = _pick(rec, fmap.visual_hint_image)
-    _, vis_prompt = _pick(rec, fmap.prompt_visual_hint)
+            raise RecordFieldError(where, "prompt_text_hint", "record does not fit the field map: no text-hint "
+                                   f"prompt (tried {', '.join(fmap.prompt_text_hint)}) nor a text hint (tried "
+                                   f"{', '.join(fmap.text_hint)}); fields found: {found}")
+        text_prompt = f"{prompt.rstrip()} {_text(where, str(hint_key), hint).strip()}"
+    else:
+        text_prompt = _text(where, str(tp_key), text_prompt)
+    vis_image_key, vis_image = _pick(rec, fmap.visual_hint_image)
+    vp_key, vis_prompt = _pick(rec, fmap.prompt_visual_hint)
+    if vis_prompt is not None:
+        vis_prompt = _text(where, str(vp_key), vis_prompt)
     try:
         steps = parse_steps(steps_raw)
     except ValueError as exc:
-        raise RecordError(where, f"sample {rid}: {exc}") from None
-    category = canonical_category(str(cat)) or str(cat).strip()
-    for label, p in (("image", image), ("visual hint image", vis_image)):
+        raise RecordFieldError(where, steps_key, f"sample {rid}: {exc}") from None
+    category = canonical_category(cat) or cat.strip()
+    for key, label, p in ((fmap_key(rec, fmap.image), "image", image),
+                          (vis_image_key, "visual hint image", vis_image)):
         if p is not None and not isinstance(p, str):
-            raise RecordError(where, f"sample {rid}: {label} must be a file path, got {type(p).__name__}")
+            raise RecordFieldError(where, str(key), f"sample {rid}: {label} must be a file path, got "
+                                   f"{type(p).__name__}")
         if p and root and not os.path.exists(p if os.path.isabs(p) else os.path.join(root, p)):
-            raise RecordError(where, f"sample {rid}: {label} {p!r} does not exist under {root}")
-    variants = {"text": str(text_prompt)}
+            raise RecordFieldError(where, str(key), f"sample {rid}: {label} {p!r} does not exist under {root}")
+    variants = {"text": text_prompt}
     has_visual = vis_image is not None
     if has_visual and vis_prompt is not None:
-        variants["visual"] = str(vis_prompt)
+        variants["visual"] = vis_prompt
     # without a visual-hint prompt nothing is filled in here: a visual-hint run reports the
     # sample, or pairs the annotated image with the text-hint prompt only when asked to
     # (MmeCofProtocol option visual_prompt=text_hint)
     return Sample(
-        id=safe_id_from(str(rid)),
+        id=safe_id_from(str(int(rid)) if isinstance(rid, numbers.Integral) else rid),
         benchmark="mmecof",
         category=category,
         task=category,
         mode=Mode.i2v,
-        prompt=str(prompt),
+        prompt=prompt,
         prompt_variants=variants,
         input_image=image,
         rubric=[RubricItem(id=f"s{i}", kind="step", text=s, expected="yes") for i, s in enumerate(steps, 1)],
@@ -215,33 +244,70 @@ def record_to_sample(rec: dict[str, Any], fmap: FieldMap, *, root: str | None, w
     )
 
 
-def _read(path: str) -> list[tuple[str, Any]]:
+def fmap_key(rec: dict[str, Any], names: list[str]) -> str | None:
+    """The record key a field-map entry resolved to."""
+    return _pick(rec, names)[0]
+
+
+Row = tuple[str, "dict[str, Any] | None", "dict[str, str] | None"]
+
+
+def _object_rows(where: str, rec: Any, bad_utf8: str | None = None) -> Row:
+    """``(where, record, None)`` for a usable object, else ``(where, None, error)``."""
+    if not isinstance(rec, dict):
+        return where, None, load_error(where, WHOLE_RECORD, f"expected a JSON object, got {type(rec).__name__}")
+    fld = field_with_bad_text(rec)
+    if bad_utf8 or fld:
+        return where, None, load_error(where, fld or WHOLE_RECORD, bad_utf8 or "text that is not valid UTF-8")
+    return where, rec, None
+
+
+def _read(path: str) -> list[Row]:
+    """``(where, record, error)`` per record of a JSONL (``file:line``), JSON (``file:line (item i)``
+    for a top-level list, ``file (key item i)`` for a list under a key) or parquet (``file[i]``) file.
+    A damaged record (invalid UTF-8, not JSON, not an object) is an error row, never an exception;
+    a file that cannot be read at all raises (``OSError`` / ``ValueError``)."""
     if path.endswith(".parquet"):
         import pandas as pd
 
-        return [(f"{path} row {i}", r) for i, r in enumerate(pd.read_parquet(path).to_dict(orient="records"))]
+        return [_object_rows(f"{path}[{i}]", r) for i, r in enumerate(pd.read_parquet(path).to_dict(orient="records"))]
+    with open(path, "rb") as fh:
+        data = fh.read()
     if path.endswith(".json"):
-        with open(path, encoding="utf-8") as fh:
-            data = json.load(fh)
-        if isinstance(data, dict):
-            data = next((v for v in data.values() if isinstance(v, list)), [data])
-        return [(f"{path} item {i}", r) for i, r in enumerate(data)]
-    out: list[tuple[str, Any]] = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    out.append((f"{path}:{n}", json.loads(line)))
-                except json.JSONDecodeError as exc:
-                    out.append((f"{path}:{n}", f"not valid JSON: {exc}"))
+        text = decode_utf8(data)
+        try:
+            top = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        if isinstance(top, list):
+            lines = json_items_with_lines(text, top)
+            return [_object_rows(f"{path}:{lines[i]} (item {i})", r) for i, r in enumerate(top)]
+        if isinstance(top, dict):
+            key = next((k for k, v in top.items() if isinstance(v, list)), None)
+            if key is None:
+                return [_object_rows(path, top)]
+            return [_object_rows(f"{path} ({key} item {i})", r) for i, r in enumerate(top[key])]
+        raise ValueError(f"{path}: expected a JSON list of records, got {type(top).__name__}")
+    out: list[Row] = []
+    for n, line, bad_utf8 in utf8_lines(data):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError as exc:
+            out.append((where, None, load_error(where, WHOLE_RECORD, bad_utf8 or f"not valid JSON: {exc}")))
+            continue
+        out.append(_object_rows(where, rec, bad_utf8))
     return out
 
 
 def load_mmecof(path: str, *, field_map: str | dict[str, Any] | FieldMap | None = None, root: str | None = None):
     """Load MME-CoF-Pro from a JSONL / JSON / parquet file or a folder holding one.
 
-    Returns a :class:`~vreason.protocols.base.LoadResult`; a misfit record is one error whose
-    reason lists the fields found.
+    Returns a :class:`~vreason.protocols.base.LoadResult`; a bad record becomes one error
+    (``{"where", "field", "reason"}``, see :mod:`vreason.data.loaderrors`) and the rest load. A
+    misfit record's reason lists the fields found.
     """
     from vreason.protocols.base import LoadResult
 
@@ -251,34 +317,34 @@ def load_mmecof(path: str, *, field_map: str | dict[str, Any] | FieldMap | None 
     if os.path.isdir(path):
         files = sorted(f for f in os.listdir(path) if f.endswith((".jsonl", ".json", ".parquet")))
         if not files:
-            result.errors.append({"where": path, "reason": "no .jsonl/.json/.parquet file in this folder"})
+            result.errors.append(load_error(path, WHOLE_RECORD, "no .jsonl/.json/.parquet file in this folder"))
             return result
         data_file = os.path.join(path, files[0])
     elif not os.path.exists(path):
-        result.errors.append({"where": path, "reason": "no such file"})
+        result.errors.append(load_error(path, WHOLE_RECORD, "no such file"))
         return result
     root = root if root is not None else os.path.dirname(os.path.abspath(data_file))
     try:
         rows = _read(data_file)
     except Exception as exc:  # noqa: BLE001 - reported per file
-        result.errors.append({"where": data_file, "reason": f"cannot read: {type(exc).__name__}: {exc}"})
+        result.errors.append(load_error(data_file, WHOLE_RECORD, f"cannot read: {type(exc).__name__}: {exc}"))
         return result
-    seen: set[str] = set()
-    for where, rec in rows:
-        if not isinstance(rec, dict):
-            reason = rec if isinstance(rec, str) else f"expected an object, got {type(rec).__name__}"
-            result.errors.append({"where": where, "reason": reason})
+    seen: dict[str, str] = {}
+    for where, rec, err in rows:
+        if err is not None or rec is None:
+            result.errors.append(err or load_error(where, WHOLE_RECORD, "empty record"))
             continue
         try:
             s = record_to_sample(rec, fmap, root=root, where=where)
-        except RecordError as exc:
-            result.errors.append({"where": exc.where, "reason": exc.reason})
+        except RecordFieldError as exc:
+            result.errors.append(exc.as_dict())
             continue
         if s.id in seen:
-            result.errors.append({"where": where, "reason": f"duplicate id {s.id}"})
+            id_key = fmap_key(rec, fmap.id) or "id"
+            result.errors.append(load_error(where, id_key, f"duplicate id {s.id} (first at {seen[s.id]})"))
             continue
-        seen.add(s.id)
-        result.samples.append(s)
+        seen[s.id] = where
+        result.samples.append(s.model_copy(update={"metadata": {**s.metadata, "record": where}}))
     return result
 
 

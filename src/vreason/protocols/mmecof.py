@@ -19,6 +19,7 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import Field, field_validator
 
+from vreason.data.loaderrors import load_error
 from vreason.data.mmecof import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
@@ -318,15 +319,18 @@ class MmeCofProtocol(Protocol):
                     self.skipped.append(s.id)
                     why = ("has no visual-hint image" if s.category in VISUAL_HINT_CATEGORIES else
                            f"category {s.category!r} has no visual-hint setting (MME-CoF-Pro-mini: 8 categories)")
-                    res.errors.append({"where": s.id, "reason": f"not run under --hint visual: {why}"})
+                    res.errors.append(load_error(s.metadata.get("record") or s.id, "visual_hint_image",
+                                                 f"sample {s.id} not run under --hint visual: {why}",
+                                                 sample_id=s.id))
                     continue
                 if "visual" not in s.prompt_variants:
                     if self.visual_prompt != "text_hint":
                         self.skipped.append(s.id)
-                        res.errors.append({"where": s.id, "reason": (
-                            "has a visual-hint image but no visual-hint prompt (fields tried: "
+                        res.errors.append(load_error(s.metadata.get("record") or s.id, "prompt_visual_hint", (
+                            f"sample {s.id} has a visual-hint image but no visual-hint prompt (fields tried: "
                             f"{', '.join(fmap.prompt_visual_hint)}); map the field, or pass "
-                            "--opt visual_prompt=text_hint to pair the image with the text-hint prompt")})
+                            "--opt visual_prompt=text_hint to pair the image with the text-hint prompt"),
+                            sample_id=s.id))
                         continue
                     s = s.model_copy(update={"prompt_variants": {**s.prompt_variants,
                                                                  "visual": s.prompt_for("text")}})
