@@ -1,14 +1,23 @@
-"""Connect colours: join every pair of same-coloured dots with a line, without crossings.
+"""Connect colours: join every pair of same-coloured dots with a line along the grid, without crossings.
 
-Lines are drawn progressively from one dot to its partner along grid cells. The verifier
-reads each colour's HSV mask in every frame. End state: in the last frame each pair's two
-dots lie in one connected component of their colour, all dots are intact and each colour
-has no stray blobs. On an opaque drawing a crossing interrupts one of the two lines, so
-"every pair connected" is also the no-crossing test. Process: frame 0 shows dots only,
-lines grow gradually (no single frame adds more than 40% of a line: a cut or a fade
-does), never shrink, and always grow out of a dot (no floating segments).
-Score = fraction of pairs connected, halved when the process fails (0 when frame 0 is
-not the task); pass = every check holds.
+Lines are drawn one colour after another, each growing from one dot to its partner along grid
+cells. The verifier reads each colour's HSV mask in every frame (half canvas, board only, dark
+letterbox bars cropped) and measures in cells of line and seconds (:mod:`vreason.synth.connect_check`):
+
+* start — frame 0 shows the dots only;
+* end state — in every frame of the last 0.15 s each pair's dots are intact and joined by one
+  component of their colour (on an opaque drawing a crossing cuts a line, so this is also the
+  no-crossing test);
+* grid paths — off-path colour ≤ 0.15 cell of line (a straight diagonal fails);
+* no stray — colour not joined to a dot ≤ 0.2 dot in every frame; nothing else — no blob of
+  another colour or black on the board;
+* process — total growth ≤ 24 cells/s (hop and window rules: a cut or fade fails at any frame
+  rate), one colour after another (drawing intervals never overlap), each line from one dot (before
+  joining, at most 0.2 cell grown at the other dot), steady (no step > 2 × the median + 0.35 cell:
+  a wipe reveals runs at once), never shrinking by more than max(0.8 cell, 15%).
+
+Score = fraction of pairs connected, halved when a process check fails (0 when frame 0 is not the
+task); pass = every check holds.
 """
 
 from __future__ import annotations
@@ -25,6 +34,10 @@ _PALETTE = ("red", "yellow", "green", "blue", "purple", "cyan")
 DOT_R = 0.32
 LINE_W = 0.28
 _STEPS = [(-1, 0), (1, 0), (0, -1), (0, 1)]
+BOTH_ENDS_CELLS = 0.2
+"""Before a pair is joined, at most one of its dots may have grown more than 0.2 cell of line."""
+SHRINK_CELLS = 0.8
+"""A line may lose at most max(0.8 cell, 15% of its length) on the way (a 2-px shake flickers ≤ 0.4 cell)."""
 
 
 def _walk(rng, n: int, start: tuple[int, int], length: int, blocked: set) -> list[tuple[int, int]]:
@@ -196,7 +209,8 @@ class Connect(TaskFamily):
         xs, ys = xs[keep], ys[keep]
         reasons: list[str] = []
         per_pair: list[dict[str, Any]] = []
-        ok = {k: True for k in ("start", "dots_intact", "all_connected", "no_stray", "grid_paths", "never_shrinks")}
+        ok = {k: True for k in ("start", "dots_intact", "all_connected", "no_stray", "grid_paths", "never_shrinks",
+                                "from_one_dot")}
         lengths, persist = [], []
         kernel = np.ones((3, 3), np.uint8)
         for pr in state["pairs"]:
@@ -219,6 +233,11 @@ class Connect(TaskFamily):
             joined = (la != 0) & (la == lb)
             rooted = sizes[la] * (la != 0) + np.where(lb != la, sizes[lb] * (lb != 0), 0)
             stray = area - rooted
+            # grown out of both dots at once (before they are joined): not one line from one dot to its partner
+            size_a = np.where(la != 0, sizes[la], 0) - (sizes[la[0]] if la[0] else 0)
+            size_b = np.where(lb != 0, sizes[lb], 0) - (sizes[lb[0]] if lb[0] else 0)
+            both_cells = np.where(joined, 0, np.minimum(size_a, size_b)) / per_cell
+            both = both_cells > BOTH_ENDS_CELLS
             off = (m.astype(bool) & off_path[None]).reshape(T, -1).sum(axis=1) / per_cell
             cover = cc.path_length(m, xs, ys)
             line = np.maximum(cover - cover[0], 0)
@@ -233,12 +252,14 @@ class Connect(TaskFamily):
                  "dots_intact": bool(dots[fin].all()), "all_connected": bool(joined[fin].all()),
                  "no_stray": float(stray.max()) <= cc.STRAY_DOT_FRACTION * dot_area,
                  "grid_paths": float(off.max()) <= cc.OFF_PATH_CELLS,
-                 "never_shrinks": drop <= max(0.5, 0.15 * float(run_max[-1]))}
+                 "never_shrinks": drop <= max(SHRINK_CELLS, 0.15 * float(run_max[-1])),
+                 "from_one_dot": not both.any()}
             for k, v in p.items():
                 ok[k] &= v
             per_pair.append({"colour": pr["colour"], "connected": bool(joined[-1]), "dots_intact": bool(dots[-1]),
                              "stray_px": round(float(stray.max()), 1), "off_path_cells": round(float(off.max()), 3),
-                             "largest_drop_cells": round(drop, 3), "line_cells": [round(float(x), 2) for x in line]})
+                             "largest_drop_cells": round(drop, 3), "both_ends_cells": round(float(both_cells.max()), 3),
+                             "line_cells": [round(float(x), 2) for x in line]})
         total = np.maximum.accumulate(np.sum(lengths, axis=0)) if lengths else np.zeros(T)
         sp = cc.speed_violations(total, t)
         persist_arr = np.array(persist).reshape(len(persist), T)
@@ -259,6 +280,7 @@ class Connect(TaskFamily):
                  "no_stray": "a blob of a line's colour is not joined to its dots",
                  "grid_paths": "a line leaves the board's grid paths (e.g. a diagonal)",
                  "never_shrinks": "a line shrinks or vanishes",
+                 "from_one_dot": "a line grows out of both its dots at once (not from one dot to its partner)",
                  "long_enough": f"frames too far apart to show the drawing (> {cc.MAX_HOP_CELLS:g} cells between them)",
                  "gradual": f"lines grow faster than {cc.V_LINE:g} cells/s (a cut, a fade or a jump)",
                  "one_colour_at_a_time": "lines of different colours grow at the same time (one after another asked)",
@@ -266,8 +288,8 @@ class Connect(TaskFamily):
                  "nothing_else": "a mark of another colour or black on the board"}
         reasons += [names[k] for k, v in checks.items() if not v]
         frac = sum(p["connected"] and p["dots_intact"] for p in per_pair) / max(1, len(per_pair))
-        process = ("never_shrinks", "long_enough", "gradual", "one_colour_at_a_time", "steady", "no_stray",
-                   "grid_paths", "nothing_else")
+        process = ("never_shrinks", "from_one_dot", "long_enough", "gradual", "one_colour_at_a_time", "steady",
+                   "no_stray", "grid_paths", "nothing_else")
         if not checks["start"]:
             score = 0.0
         elif all(checks[k] for k in process):

@@ -1,14 +1,15 @@
 """Bar sorting: coloured bars of different heights are sorted shortest → tallest, one swap at a time.
 
-Each bar has its own colour, so the verifier tracks every bar by colour in every frame
-(HSV mask → bounding box). From the frames where all bars rest on the shelf at slot
-positions it reads the sequence of arrangements and checks the process: frame 0 shows the
-task's arrangement, bars never vanish, never jump (≤ 0.9 slot sideways per frame), every change
-between arrangements is one swap of two bars, each swapped bar is seen in transit
-(lifted or between slots — a cut or a cross-fade never shows that), and the number of
-moves is plausible. End state: the last frame's arrangement is sorted.
-Score = 1 − remaining inversions / initial inversions, halved when the process fails
-(0 when the task's start is not recognised); pass = every check holds.
+Each bar has its own colour, so the verifier tracks every bar by colour in every frame (HSV labels
+at a quarter of the canvas, dark letterbox bars cropped → the bar's box). Bars are solid: a bar
+must be seen whole in every frame, boxes never overlap and two bars change places only while one
+is lifted clear over the other — passing through each other, a cut or a fade fails, never forgiven
+as a "missing" bar. Speeds are in slots and canvas heights per second (frame times from the video),
+each change between rest arrangements is one swap of neighbours, at most one bar is off the shelf,
+nothing else appears, and every frame of the last 0.15 s shows the bars at rest, sorted (see
+:mod:`vreason.synth.sorting_check` for the limits and docs/suite_validity_a.md for the measured
+margins). Score = 1 − remaining inversions / initial inversions, halved when a process check fails
+(0 when frame 0 is not the task's arrangement); pass = every check holds.
 """
 
 from __future__ import annotations

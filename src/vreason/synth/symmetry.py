@@ -1,12 +1,25 @@
 """Symmetry completion: colour the mirror image of one half of a 10×16 grid.
 
-Cells are classified as in RISE-Video's symmetry verifier: the mean colour of each cell's
-central 80% is converted to HSV and the cell is *white* when S < 30 and V > 200, otherwise
-coloured. The final frame must match the completed pattern cell for cell (the hard level
-mixes two colours, which must also match). The process check: frame 0 is the task (the
-other half still empty), the given half never changes and no cell outside the pattern is
-ever coloured. Score = (correct new cells − wrong cells) / pattern cells, halved when the
-process check fails (0 when frame 0 is not the task); pass = final state exact and process clean.
+A cell is read from its central 80% (at half the canvas size, dark letterbox bars cropped): it is
+*painted* in a colour when ≥ 70% of those pixels fall in that colour's hue band (S ≥ 100, V ≥ 70),
+*white* when ≥ 85% are white (S < 60, V > 150; grid-line grey counts as white). A small dot, a
+grey, black or wrongly coloured cell is neither painted right nor white. Checks, on every level:
+
+* start — frame 0 is the task (given cells painted in their colours, every other cell white);
+* given unchanged — every frame keeps each given cell in its colour and the given half's other
+  cells white (a recoloured, erased or extra cell there fails);
+* no spurious — no frame marks a cell outside the pattern, nor more than 0.2% of the area around
+  the grid;
+* final exact — every frame of the last 0.15 s shows each target cell painted in its wanted
+  colour, every other cell white (the picture must last to the end).
+
+Tolerances (measured, docs/suite_validity_a.md): H.264, half/double size, exposure ±15%, hue ±6°,
+a 2-px shake and letterboxing leave honest cells 100% painted / white (the 10% inset keeps codec
+edges out), so the 70% / 85% thresholds have ≥ 15 points of margin; a dot of 0.3 cell covers < 40%.
+The RISE-Video reading (mean colour, white when S < 30 and V > 200) is kept in the evidence.
+Score = (correct new cells − wrong cells) / pattern cells, halved when the process check fails
+(0 when frame 0 is not the task); pass = every check holds. Not a process family: a cut to the
+right picture passes.
 """
 
 from __future__ import annotations
