@@ -143,6 +143,10 @@ def test_dry_run_needs_no_key_and_shows_the_plan(tmp_path):
     assert "plan (dry run" in res.stderr and "m1 × rise" in res.stderr and "found:" in res.stderr
     assert "judge requests (estimated)" in res.stderr and "cost (USD)" in res.stderr
     assert "set the API key" not in res.stderr
+    # gpt-5 reasons inside its completion budget: the estimate counts the cap it is sent, and says so
+    assert "completion tokens" in res.stderr
+    assert "judge default: assumed 25000 completion tokens per request: the cap sent to a reasoning judge" in \
+        " ".join(res.stderr.split())
     man = json.loads((tmp_path / "runs" / "rise" / "manifest.json").read_text())
     assert man["invocations"][-1]["status"] == "dry-run"
     res = _cli("run", "synth", "--models", "oracle", "--per-task", "1", "--families", "maze", "--runs",

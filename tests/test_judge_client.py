@@ -131,6 +131,26 @@ def test_dry_run_counts_without_sending(tmp_path):
     assert c.judge.requests == []
 
 
+@pytest.mark.parametrize(("model", "cap", "completion", "words"), [
+    ("gpt-5", 8192, 25000, "the cap sent to a reasoning judge (floor 25000)"),  # raised to the floor
+    ("o3", 40000, 40000, "an upper bound"),  # a cap above the floor is what is sent
+    ("gpt-4o", 8192, 256, "a short answer"),
+    ("gpt-4o", 100, 100, "a short answer"),  # never more than the cap
+])
+def test_dry_run_completion_tokens_follow_the_token_floor(monkeypatch, model, cap, completion, words):
+    monkeypatch.setenv("OPENAI_API_KEY", "dry")
+    c = make_judge(f"openai:{model}", dry_run=True)
+    c.price = Price(input=1.0, output=10.0)
+    r = JudgeRequest(parts=[TextPart("Is the ball red?")], system="sys", decoding=Decoding(max_tokens=cap))
+    for _ in range(2):
+        run(c.ask(r, parsers.yes_no()))
+    s = c.stats()
+    assert s["estimated_requests"] == 2 and s["estimated_completion_tokens"] == 2 * completion
+    assert s["estimated_cost"] == pytest.approx((s["estimated_prompt_tokens"] + 10 * 2 * completion) / 1e6, abs=1e-6)
+    assert s["completion_assumption"].startswith(f"{completion} completion tokens per request") and words in \
+        s["completion_assumption"]
+
+
 def test_scripted_rules_and_exhaustion(tmp_path):
     script = tmp_path / "r.jsonl"
     script.write_text('# comment\n{"match": "red", "reply": "Yes"}\n"No"\n')

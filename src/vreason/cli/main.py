@@ -271,16 +271,19 @@ def _print_plan(plan: dict[str, Any], judge_stats: dict[str, dict[str, Any]]) ->
         v.add_row(model, ", ".join(f"{k}: {n}" for k, n in sorted(row.items())))
     console.print(v)
     j = Table(title="judge requests (estimated)")
-    for col in ("role", "requests", "images", "prompt tokens", "cost (USD)"):
+    for col in ("role", "requests", "images", "prompt tokens", "completion tokens", "cost (USD)"):
         j.add_column(col, justify="left" if col == "role" else "right")
     for role, st in sorted(judge_stats.items()):
         cost = st.get("estimated_cost") or 0.0
         j.add_row(role, str(st.get("estimated_requests", 0)), str(st.get("estimated_images", 0)),
-                  str(st.get("estimated_prompt_tokens", 0)),
+                  str(st.get("estimated_prompt_tokens", 0)), str(st.get("estimated_completion_tokens", 0)),
                   f"{cost:.2f}" if cost else "unknown (no price for this model: set price in a judge YAML)")
     if not judge_stats:
-        j.add_row("–", "0", "0", "0", "0 (no judge in this protocol's plan)")
+        j.add_row("–", "0", "0", "0", "0", "0 (no judge in this protocol's plan)")
     console.print(j)
+    for role, st in sorted(judge_stats.items()):
+        if st.get("completion_assumption"):
+            console.print(f"judge {role}: assumed {st['completion_assumption']}", soft_wrap=True)
 
 
 @app.command()

@@ -82,6 +82,9 @@ class Stats:
     estimated_requests: int = 0
     estimated_images: int = 0
     estimated_prompt_tokens: int = 0
+    estimated_completion_tokens: int = 0
+    completion_assumption: str = ""
+    """How the dry run counted completion tokens (a short answer, or a reasoning judge's token cap)."""
     estimated_cost: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
@@ -89,3 +92,16 @@ class Stats:
         d["cost"] = round(self.cost, 6)
         d["estimated_cost"] = round(self.estimated_cost, 6)
         return d
+
+
+def completion_estimate(floor: int | None, max_tokens: int | None, short_answer: int = 256) -> tuple[int, str]:
+    """Completion tokens a dry run counts for a request sent with the cap ``max_tokens``, and the
+    assumption in words. A judge with a completion-token ``floor`` (a reasoning model: its thinking
+    is billed as output and may fill the cap) is counted at the cap it is sent — an upper bound; a
+    judge without one at ``short_answer`` tokens, at most the cap."""
+    if floor is not None:
+        n = int(max_tokens or floor)
+        return n, (f"{n} completion tokens per request: the cap sent to a reasoning judge (floor {floor}), "
+                   "which its thinking may fill; an upper bound")
+    n = min(short_answer, max_tokens) if max_tokens else short_answer
+    return n, f"{n} completion tokens per request: a short answer (the judge has no completion-token floor)"

@@ -27,7 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from vreason.judge.accounting import Price, Stats, estimate_image_tokens, estimate_text_tokens
+from vreason.judge.accounting import (
+    Price,
+    Stats,
+    completion_estimate,
+    estimate_image_tokens,
+    estimate_text_tokens,
+)
 from vreason.judge.base import Decoding, ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
 from vreason.judge.cache import ReplyCache, request_key
 from vreason.judge.limits import Limiter
@@ -366,8 +372,13 @@ class JudgeClient:
                 if p.label:
                     tokens += estimate_text_tokens(p.label)
         s.estimated_prompt_tokens += tokens
+        completion, assumption = completion_estimate(
+            self.token_caps.floor, request.decoding.max_tokens, self.dry_run_completion_tokens)
+        if assumption not in s.completion_assumption.split("; "):  # requests with different caps: each named
+            s.completion_assumption = "; ".join(x for x in (s.completion_assumption, assumption) if x)
+        s.estimated_completion_tokens += completion
         if self.price is not None:
-            s.estimated_cost += self.price.cost(tokens, self.dry_run_completion_tokens)
+            s.estimated_cost += self.price.cost(tokens, completion)
 
 
 def _reduce(ones: list[_One], how: str) -> tuple[bool, Any, str | None, dict[str, Any]]:
