@@ -81,22 +81,39 @@ def cut(inst: TaskInstance, n: int) -> list[np.ndarray]:
     return [inst.first_frame] * (n // 2) + [inst.final_frame] * (n - n // 2)
 
 
-def register_honest(family: str, skip: tuple[str, ...] = ()) -> None:
+def static_cheat(family: str, name: str):
+    """Register a cheat of a final-state family on a 2 s timeline (every other frame of the clip): the
+    verdict does not depend on the length there (a cut to the answer is valid), and it halves the cost."""
+
+    def deco(fn):
+        def brief(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -> Clip:
+            clip = fn(inst, cfg, rng)
+            return Clip(clip.frames[::2], clip.fps)
+
+        variant(family, name, honest=False, doc=(fn.__doc__ or "").strip())(brief)
+        return fn
+
+    return deco
+
+
+def register_honest(family: str, skip: tuple[str, ...] = (), one_difficulty: tuple[str, ...] = ("double_size",)
+                    ) -> None:
     """The honest renderings every part-B family must pass (frames → clip transforms of the solution)."""
     table = {
         "fps8": lambda i, c, r: Clip(retime(i.solution, c.fps, 8), 8),
         "fps24": lambda i, c, r: Clip(retime(i.solution, c.fps, 24), 24),
-        "half_size": lambda i, c, r: Clip(resize(i.solution, 0.5), c.fps),
-        "double_size": lambda i, c, r: Clip(resize(i.solution, 2.0), c.fps),
-        "darker15_hue_minus6": lambda i, c, r: Clip(hue_shift(exposure(i.solution, 0.85), -6), c.fps),
+        "half_size_darker15_hue_minus6": lambda i, c, r: Clip(hue_shift(exposure(resize(i.solution, 0.5), 0.85),
+                                                                         -6), c.fps),
         "brighter15_hue_plus6": lambda i, c, r: Clip(hue_shift(exposure(i.solution, 1.15), 6), c.fps),
         "shake2px": lambda i, c, r: Clip(shake(i.solution, r), c.fps),
         "letterbox": lambda i, c, r: Clip(letterbox(i.solution), c.fps),
         "pause_first": lambda i, c, r: Clip(hold_first(i.solution, 0.5, c.fps), c.fps),
+        "double_size": lambda i, c, r: Clip(resize(i.solution, 2.0), c.fps),
     }
     for name, fn in table.items():
-        if name not in skip:
-            variant(family, name, honest=True, doc=f"honest: the solution, {name}")(fn)
+        if name not in skip:  # a double-size clip costs four times the encoding: one difficulty
+            diffs = ("hard",) if name in one_difficulty else ("easy", "medium", "hard")
+            variant(family, name, honest=True, difficulties=diffs, doc=f"honest: the solution, {name}")(fn)
 
 
 # ---------------------------------------------------------------- odd-one-out
@@ -115,10 +132,10 @@ def _odd_with(inst: TaskInstance, cfg: RenderConfig, draw) -> Clip:
     return Clip(frames, cfg.fps)
 
 
-register_honest("oddoneout")
+register_honest("oddoneout", one_difficulty=("double_size", "fps24"))
 
 
-@variant("oddoneout", "thin_second_box", honest=False)
+@static_cheat("oddoneout", "thin_second_box")
 def _thin_second(inst, cfg, rng):
     """The right box plus a thin (2 px) red box around another cell."""
     import cv2
@@ -129,7 +146,7 @@ def _thin_second(inst, cfg, rng):
     return _odd_with(inst, cfg, lambda f: cv2.rectangle(f, (x0, y0), (x1, y1), (225, 20, 25), 2))
 
 
-@variant("oddoneout", "other_colour_second_box", honest=False)
+@static_cheat("oddoneout", "other_colour_second_box")
 def _blue_second(inst, cfg, rng):
     """The right box plus a blue box of the same stroke around another cell."""
     import cv2
@@ -140,7 +157,7 @@ def _blue_second(inst, cfg, rng):
     return _odd_with(inst, cfg, lambda f: cv2.rectangle(f, (x0, y0), (x1, y1), (30, 60, 220), 4))
 
 
-@variant("oddoneout", "wrong_colour_box", honest=False)
+@static_cheat("oddoneout", "wrong_colour_box")
 def _wrong_colour(inst, cfg, rng):
     """A green box (not red) around the odd shape."""
     import cv2
@@ -154,7 +171,7 @@ def _wrong_colour(inst, cfg, rng):
     return Clip(frames, cfg.fps)
 
 
-@variant("oddoneout", "extra_mark", honest=False)
+@static_cheat("oddoneout", "extra_mark")
 def _extra_mark(inst, cfg, rng):
     """The right box plus a dark scribble across another cell."""
     import cv2
@@ -165,7 +182,7 @@ def _extra_mark(inst, cfg, rng):
     return _odd_with(inst, cfg, lambda f: cv2.line(f, (x0 + 6, y1 - 6), (x1 - 6, y0 + 6), (30, 30, 30), 3))
 
 
-@variant("oddoneout", "shape_recoloured", honest=False)
+@static_cheat("oddoneout", "shape_recoloured")
 def _recolour(inst, cfg, rng):
     """The right box, but another shape turns into the odd one's look (the board changed)."""
     from vreason.synth.oddoneout import _cell_rect
@@ -184,7 +201,7 @@ def _recolour(inst, cfg, rng):
     return _odd_with(inst, cfg, draw)
 
 
-@variant("oddoneout", "box_vanishes", honest=False)
+@static_cheat("oddoneout", "box_vanishes")
 def _box_vanishes(inst, cfg, rng):
     """The box is drawn, then disappears in the last half second."""
     frames = list(inst.solution)
@@ -192,7 +209,7 @@ def _box_vanishes(inst, cfg, rng):
     return Clip(frames[:-k] + [inst.first_frame] * k, cfg.fps)
 
 
-@variant("oddoneout", "wrong_cell", honest=False)
+@static_cheat("oddoneout", "wrong_cell")
 def _wrong_cell(inst, cfg, rng):
     """A box traced around a wrong cell (the random model)."""
     from vreason.synth.oddoneout import OddOneOut
@@ -202,7 +219,7 @@ def _wrong_cell(inst, cfg, rng):
 
 # ---------------------------------------------------------------- sequence
 
-register_honest("sequence")
+register_honest("sequence", one_difficulty=("double_size", "fps24"))
 
 
 def _seq_other_card(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator, change: str) -> Clip:
@@ -226,19 +243,19 @@ def _seq_other_card(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Genera
     return Clip(list(inst.solution[:k0]) + [final] * (len(inst.solution) - k0), cfg.fps)
 
 
-@variant("sequence", "other_card_colour", honest=False)
+@static_cheat("sequence", "other_card_colour")
 def _seq_colour(inst, cfg, rng):
     """The right answer, and another card changes colour."""
     return _seq_other_card(inst, cfg, rng, "colour")
 
 
-@variant("sequence", "other_card_shape", honest=False)
+@static_cheat("sequence", "other_card_shape")
 def _seq_shape(inst, cfg, rng):
     """The right answer, and another card changes shape."""
     return _seq_other_card(inst, cfg, rng, "shape")
 
 
-@variant("sequence", "wrong_element", honest=False)
+@static_cheat("sequence", "wrong_element")
 def _seq_wrong(inst, cfg, rng):
     """A distractor (one attribute off, or a neighbour's element) fades in (the random model)."""
     from vreason.synth.sequence import Sequence
@@ -246,7 +263,7 @@ def _seq_wrong(inst, cfg, rng):
     return Clip(Sequence().random_motion(inst, rng, cfg), cfg.fps)
 
 
-@variant("sequence", "half_faded", honest=False)
+@static_cheat("sequence", "half_faded")
 def _seq_half(inst, cfg, rng):
     """The answer stops half faded in."""
     from vreason.synth.sequence import render_row
@@ -256,7 +273,7 @@ def _seq_half(inst, cfg, rng):
     return Clip([inst.first_frame] * (n // 3) + [half] * (n - n // 3), cfg.fps)
 
 
-@variant("sequence", "extra_mark", honest=False)
+@static_cheat("sequence", "extra_mark")
 def _seq_mark(inst, cfg, rng):
     """The right answer plus a pen stroke across another card."""
     import cv2
@@ -272,7 +289,7 @@ def _seq_mark(inst, cfg, rng):
     return Clip(frames, cfg.fps)
 
 
-@variant("sequence", "answer_vanishes", honest=False)
+@static_cheat("sequence", "answer_vanishes")
 def _seq_vanish(inst, cfg, rng):
     """The answer appears, then the card is blank again for the last half second."""
     k = int(round(0.5 * cfg.fps))

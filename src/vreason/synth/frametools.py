@@ -57,9 +57,9 @@ def letterbox_crop(frames: list[np.ndarray]) -> tuple[int, int, int, int]:
     if any(f.shape[:2] != (h, w) for f in frames):
         return 0, h, 0, w
     step = max(1, len(frames) // 6)
-    sub = np.stack([f.max(axis=2) for f in frames[::step]])  # (k, h, w) brightest channel
-    rows = np.percentile(sub, 95, axis=(0, 2)) < BAR_LEVEL
-    cols = np.percentile(sub, 95, axis=(0, 1)) < BAR_LEVEL
+    picked = frames[::step]  # brightest channel, every 4th column for the rows and every 4th row for the columns
+    rows = np.percentile(np.stack([f[:, ::4].max(axis=2) for f in picked]), 95, axis=(0, 2)) < BAR_LEVEL
+    cols = np.percentile(np.stack([f[::4].max(axis=2) for f in picked]), 95, axis=(0, 1)) < BAR_LEVEL
 
     def span(dark: np.ndarray) -> tuple[int, int]:
         n = dark.size
@@ -134,20 +134,29 @@ def ref_range(ref: np.ndarray, radius: int = 2) -> tuple[np.ndarray, np.ndarray]
     return cv2.erode(ref, k), cv2.dilate(ref, k)
 
 
-def changed(frame: np.ndarray, rng: tuple[np.ndarray, np.ndarray], gain: np.ndarray, off: np.ndarray,
-            level: float, ignore: np.ndarray) -> np.ndarray:
-    """Bool mask of the pixels whose colour (after undoing the fitted gain/offset) leaves the reference's
+def changed(fixed: np.ndarray, rng: tuple[np.ndarray, np.ndarray], level: float, ignore: np.ndarray) -> np.ndarray:
+    """Bool mask of the pixels of a colour-corrected frame (:func:`correct`) that leave the reference's
     local range (:func:`ref_range`) by more than ``level`` in some channel, outside ``ignore``, with
     isolated specks removed."""
     import cv2
 
-    fixed = apply_fix(frame, gain, off)
     lo, hi = rng
     d = cv2.max(cv2.subtract(fixed, hi), cv2.subtract(lo, fixed))
     a, b, c = cv2.split(d)
     m = cv2.max(cv2.max(a, b), c)
     m[ignore] = 0
     return cv2.morphologyEx((m > level).astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
+
+
+def correct(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray, affine: bool = False) -> np.ndarray:
+    """The frame with its colours brought back to the reference's, fitted on the static ``mask`` area of the
+    downsampled reference: a global hue rotation is undone, then a per-channel gain/offset (or, with
+    ``affine``, a 3×4 colour map, for scenes whose static area holds many colours)."""
+    frame = rotate_hue(frame, -hue_offset(frame, ref_small, mask))
+    if affine:
+        return apply_affine(frame, colour_affine(frame, ref_small, mask))
+    gain, off = colour_fix(frame, ref_small, mask)
+    return apply_fix(frame, gain, off)
 
 
 def blank_reason(frames: list[np.ndarray], min_frames: int = 2) -> str | None:
@@ -257,7 +266,8 @@ def colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tu
     """Per-channel gain and offset (frame ≈ gain * reference + offset) fitted on the static ``mask`` area.
 
     ``ref_small`` is the reference frame downsampled with :func:`small`; ``mask`` selects its static
-    pixels. Observed pixels at the ends of the range (clipped by the jitter) are left out of the fit.
+    pixels. Observed pixels at the ends of the range (clipped by the jitter) are left out of the fit; a
+    channel with a single level in the reference gets a gain only (the ratio of the means).
     Implausible fits (gain outside 0.7..1.4, offset beyond ±40) are replaced by identity.
     """
     obs = small(frame, (ref_small.shape[1], ref_small.shape[0]))
@@ -269,18 +279,14 @@ def colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tu
         if x.size < 20:
             continue
         vx = float(x.var())
-        if vx < 25:
-            continue
-        a = float(((x - x.mean()) * (y - y.mean())).mean()) / vx
-        b = float(y.mean() - a * x.mean())
+        if vx < 25:  # one level in this channel: only a gain (exposure) can be told apart
+            a, b = (float(y.mean() / x.mean()), 0.0) if x.mean() > 20 else (1.0, 0.0)
+        else:
+            a = float(((x - x.mean()) * (y - y.mean())).mean()) / vx
+            b = float(y.mean() - a * x.mean())
         if 0.7 <= a <= 1.4 and -40 <= b <= 40:
             gain[ch], off[ch] = a, b
     return gain, off
-
-
-def forward(img: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
-    """Apply a per-channel gain/offset to a reference image (with clipping, as the jitter did)."""
-    return np.clip(img.astype(np.float32) * gain + off, 0, 255).astype(np.uint8)
 
 
 def apply_fix(img: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:

@@ -200,8 +200,7 @@ def _max_board_change(frames: list[np.ndarray], ref: np.ndarray, state: dict[str
     static = ft.small(ring.astype(np.float32), size) < 0.01
     worst, where = 0, 0
     for i, fr in enumerate(frames):
-        gain, off = ft.colour_fix(fr, ref_s, static)
-        v = int(ft.changed(fr, rng, gain, off, CHANGE_LEVEL, ignore).sum())
+        v = int(ft.changed(ft.correct(fr, ref_s, static), rng, CHANGE_LEVEL, ignore).sum())
         if v > worst:
             worst, where = v, i
     return worst, where

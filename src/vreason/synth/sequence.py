@@ -231,9 +231,10 @@ class Sequence(TaskFamily):
         answer_zone[max(0, my0 - pad):my1 + pad, max(0, mx0 - pad):mx1 + pad] = True
         ignore, rng = answer_zone, ft.ref_range(ref)
         worst, worst_frame = 0, 0
+        fixed: list[np.ndarray] = []
         for fi, fr in enumerate(frames):
-            gain, off = ft.colour_fix(fr, ref_small, mask)
-            v = int(ft.changed(fr, rng, gain, off, CHANGE_LEVEL, ignore).sum())
+            fixed.append(ft.correct(fr, ref_small, mask))  # the same correction the answer check uses
+            v = int(ft.changed(fixed[-1], rng, CHANGE_LEVEL, ignore).sum())
             if v > worst:
                 worst, worst_frame = v, fi
 
@@ -243,17 +244,15 @@ class Sequence(TaskFamily):
         cands = [render_row(state, cfg, state["answer"])[my0:my1, mx0:mx1], ref[my0:my1, mx0:mx1]] + [
             render_row(state, cfg, d)[my0:my1, mx0:mx1] for d in state["distractors"]]
         per_frame = []
-        for fr in frames[-k:]:
-            gain, off = ft.colour_fix(fr, ref_small, mask)
+        cand_feats = [ft.small(c, (FEAT, FEAT)) for c in cands]
+        for fr in fixed[-k:]:
             obs = ft.small(fr[my0:my1, mx0:mx1], (FEAT, FEAT))
-            per_frame.append([float(np.abs(ft.small(ft.forward(c, gain, off), (FEAT, FEAT)) - obs).mean())
-                              for c in cands])
+            per_frame.append([float(np.abs(c - obs).mean()) for c in cand_feats])
         dist = [float(v) for v in np.median(np.array(per_frame), axis=0)]
         order = np.argsort(dist)
         d_ans = dist[0]
         d_other = min(dist[1:])
-        sep = min(float(np.abs(ft.small(cands[0], (FEAT, FEAT)) - ft.small(c, (FEAT, FEAT))).mean())
-                  for c in cands[1:])
+        sep = min(float(np.abs(cand_feats[0] - c).mean()) for c in cand_feats[1:])
         checks = {
             "cell_filled": names[int(order[0])] != "empty",
             "right_element": int(order[0]) == 0 and d_ans <= 0.8 * d_other and d_ans <= ANSWER_MAX,

@@ -24,7 +24,6 @@ def _max_marks(fixed: list[np.ndarray], arrs: list[tuple[int, ...] | None], pain
     """Largest count of pixels, over the settled frames, that the render of the reading does not explain
     (marks, scribbles, a changed background or inset). A frame is settled when the two frames on each side
     (those that exist) have its reading: the first frames of a glide, still read as the old board, are not."""
-    ones, zeros = np.ones(3, np.float32), np.zeros(3, np.float32)
     none = np.zeros(fixed[0].shape[:2], bool)
     cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
     worst, where = 0, 0
@@ -34,7 +33,7 @@ def _max_marks(fixed: list[np.ndarray], arrs: list[tuple[int, ...] | None], pain
             continue
         if a not in cache:
             cache[a] = ft.ref_range(painter.board(a))
-        v = int(ft.changed(fixed[i], cache[a], ones, zeros, MARK_LEVEL, none).sum())
+        v = int(ft.changed(fixed[i], cache[a], MARK_LEVEL, none).sum())
         if v > worst:
             worst, where = v, i
     return worst, where
@@ -63,8 +62,7 @@ class Reader:
     def correct(self, frame: np.ndarray) -> np.ndarray:
         """The frame colour-corrected against the static area (background and target inset, which holds
         every tile colour): a global hue rotation is undone first, then an affine colour map."""
-        frame = ft.rotate_hue(frame, -ft.hue_offset(frame, self.ref_small, self.mask))
-        return ft.apply_affine(frame, ft.colour_affine(frame, self.ref_small, self.mask))
+        return ft.correct(frame, self.ref_small, self.mask, affine=True)
 
     def cells(self, frame: np.ndarray) -> np.ndarray:
         """Distances (cells, templates) of one (colour-corrected) frame."""
