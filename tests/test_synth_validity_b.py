@@ -1,0 +1,145 @@
+"""Unit tests of the part-B verifiers' robustness tools and of the issue's named classes, verified directly
+(no encoding, fast): letterbox cropping, shake registration, one colour correction for answer and
+"unchanged" checks, gravity in seconds (release time detected, g and restitution checked, the end state
+held to the end, a too-short video named), sliding read after a +12° hue shift."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from vreason.synth import frametools as ft
+from vreason.synth.adversary_b import exposure, hue_shift, letterbox, shake
+from vreason.synth.base import RenderConfig
+from vreason.synth.suite import get_family, make_instance
+
+CFG = RenderConfig()
+SEED = 4242
+
+
+def inst(family: str, difficulty: str):
+    return make_instance(family, difficulty, 0, SEED, CFG)
+
+
+def test_letterbox_bars_are_cropped_and_a_black_video_is_not():
+    fr = inst("sequence", "easy").first_frame
+    boxed = letterbox([fr] * 4)
+    y0, y1, x0, x1 = ft.letterbox_crop(boxed)
+    assert (y1 - y0, x1 - x0) == fr.shape[:2]
+    assert ft.letterbox_crop([fr] * 4) == (0, fr.shape[0], 0, fr.shape[1])
+    black = [np.zeros_like(fr)] * 4
+    assert ft.letterbox_crop(black) == (0, fr.shape[0], 0, fr.shape[1])
+
+
+@pytest.mark.parametrize("box", [None, (420, 60, 620, 300)])
+def test_stabilise_recovers_a_two_pixel_shift(box):
+    import cv2
+
+    ref = inst("sliding", "hard").first_frame
+    moved = cv2.warpAffine(ref, np.float32([[1, 0, 2], [0, 1, -2]]), (ref.shape[1], ref.shape[0]),
+                           borderMode=cv2.BORDER_REPLICATE)
+    fixed, shifts = ft.stabilise([moved], ref, box=box)
+    assert shifts[0] == pytest.approx([2.0, -2.0], abs=0.35)
+    inner = (slice(10, -10), slice(10, -10))
+    assert np.abs(fixed[0][inner].astype(int) - ref[inner]).mean() < 2.0
+
+
+def test_colour_correction_undoes_exposure_and_hue():
+    i = inst("sliding", "hard")
+    ref = i.first_frame
+    small = ft.small(ref, (CFG.width // 4, CFG.height // 4))
+    mask = np.ones(small.shape[:2], bool)
+    bent = hue_shift(exposure([ref], 0.85), 6)[0]
+    assert np.abs(bent.astype(int) - ref).mean() > 10
+    assert np.abs(ft.correct(bent, small, mask, affine=True).astype(int) - ref).mean() < 4
+
+
+def test_darker_video_keeps_unchanged_checks_of_final_state_families():
+    for fam in ("oddoneout", "sequence"):
+        i = inst(fam, "hard")
+        res = get_family(fam).verify(exposure(i.solution, 0.85), i.state, CFG)
+        assert res.passed, (fam, res.evidence.get("reason"))
+
+
+def test_oddoneout_second_box_of_another_colour_and_thin_box_fail():
+    import cv2
+
+    from vreason.synth.oddoneout import _box_rect
+
+    i = inst("oddoneout", "medium")
+    st = i.state
+    r, c = st["odd"]
+    other = ((r + 1) % st["rows"], c)
+    for colour, thick in (((30, 60, 220), 4), ((225, 20, 25), 2)):
+        fr = i.final_frame.copy()
+        x0, y0, x1, y1 = _box_rect(st, *other)
+        cv2.rectangle(fr, (x0, y0), (x1, y1), colour, thick)
+        res = get_family("oddoneout").verify([i.first_frame] * 4 + [fr] * 8, st, CFG)
+        assert not res.passed and not res.evidence["checks"]["nothing_else_changed"], (colour, thick)
+
+
+def test_sequence_other_card_changing_colour_fails():
+    from vreason.synth.sequence import render_row
+    from vreason.synth.shapes import PALETTE
+
+    i = inst("sequence", "medium")
+    st = i.state
+    j = (st["missing"] + 1) % st["n"]
+    spec = dict(st["cells"][j])
+    spec["color"] = next(list(v) for v in PALETTE.values() if list(v) != list(spec["color"]))
+    changed = {**st, "cells": [spec if k == j else cell for k, cell in enumerate(st["cells"])]}
+    fr = render_row(changed, CFG, st["answer"])
+    res = get_family("sequence").verify([i.first_frame] * 4 + [fr] * 8, st, CFG)
+    assert res.evidence["checks"]["right_element"] and not res.evidence["checks"]["others_unchanged"]
+    assert not res.passed and res.score == 0.5
+
+
+def _ball(i, fps: float, seconds: float, release: float = 0.0, **change):
+    from vreason.synth.gravity import _render, simulate_at
+
+    st = i.state
+    p = {**{k: st[k] for k in ("start", "v0", "r", "e", "g", "floor_y")}, **change}
+    t = np.arange(int(round(seconds * fps))) / fps
+    pos, _ = simulate_at(p, t, release)
+    return _render(st, pos, CFG), list(t)
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "hard"])
+def test_gravity_in_seconds_release_detected_physics_checked(difficulty):
+    i = inst("gravity", difficulty)
+    fam = get_family("gravity")
+    for fps in (8, 24):
+        frames, t = _ball(i, fps, CFG.seconds)
+        res = fam.verify(frames, i.state, CFG, times=t)
+        assert res.passed, (fps, res.evidence.get("reason"))
+    frames, t = _ball(i, CFG.fps, CFG.seconds + 0.6, release=0.6)
+    res = fam.verify(frames, i.state, CFG, times=t)
+    assert res.passed and res.evidence["release_s"] == pytest.approx(0.6, abs=1.5 / CFG.fps)
+    for change, check in (({"g": i.state["g"] * 1.5}, "gravity"), ({"g": i.state["g"] * 0.65}, "gravity"),
+                          ({"e": min(0.95, i.state["e"] + 0.15)}, "restitution")):
+        frames, t = _ball(i, CFG.fps, CFG.seconds, **change)
+        res = fam.verify(frames, i.state, CFG, times=t)
+        assert not res.passed and not res.evidence["checks"][check], change
+
+
+def test_gravity_end_state_must_last_and_short_video_is_named():
+    from vreason.synth.gravity import _background
+
+    i = inst("gravity", "medium")
+    fam = get_family("gravity")
+    k = 4  # the ball gone for the last quarter second: the last *tracked* position would still be right
+    res = fam.verify(list(i.solution[:-k]) + [_background(i.state, CFG)] * k, i.state, CFG)
+    assert not res.passed and not res.evidence["checks"]["end_state_holds"] and res.score == 0.0
+    frames, t = _ball(i, CFG.fps, 1.2)
+    res = fam.verify(frames, i.state, CFG, times=t)
+    assert not res.passed and not res.evidence["checks"]["shows_the_motion"]
+    assert "needs" in res.evidence["reason"]
+
+
+def test_sliding_4x4_reads_the_board_after_hue_shift_and_shake():
+    i = inst("sliding", "hard")
+    fam = get_family("sliding")
+    for name, frames in (("hue+12", hue_shift(i.solution, 12)),
+                         ("shake", shake(i.solution, np.random.default_rng(1)))):
+        res = fam.verify(frames, i.state, CFG)
+        assert res.passed, (name, res.evidence.get("reason"))
