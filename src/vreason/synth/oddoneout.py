@@ -47,6 +47,21 @@ def _cell_rect(state: dict[str, Any], r: int, c: int) -> tuple[int, int, int, in
     return gx + c * cell, gy + r * cell, gx + (c + 1) * cell, gy + (r + 1) * cell
 
 
+def _static_box(state: dict[str, Any]) -> tuple[int, int, int, int]:
+    """The rows above or below the odd one (whichever are more; the columns beside it for one row):
+    shapes that never change, on which a camera shake is measured."""
+    rows, cols, (r, c) = state["rows"], state["cols"], state["odd"]
+    if rows > 1:
+        a, b = (0, r) if r >= rows - 1 - r else (r + 1, rows)
+        x0, y0, _, _ = _cell_rect(state, a, 0)
+        _, _, x1, y1 = _cell_rect(state, b - 1, cols - 1)
+    else:
+        a, b = (0, c) if c >= cols - 1 - c else (c + 1, cols)
+        x0, y0, _, _ = _cell_rect(state, 0, a)
+        _, _, x1, y1 = _cell_rect(state, 0, b - 1)
+    return x0, y0, x1, y1
+
+
 def _box_rect(state: dict[str, Any], r: int, c: int) -> tuple[int, int, int, int]:
     x0, y0, x1, y1 = _cell_rect(state, r, c)
     return x0 + 4, y0 + 4, x1 - 5, y1 - 5
@@ -158,7 +173,7 @@ class OddOneOut(TaskFamily):
         if bad is not None:
             return bad
         ref = render_grid(state, cfg)
-        frames, shifts = ft.stabilise(frames, ref)
+        frames, shifts = ft.stabilise(frames, ref, box=_static_box(state))
         worst, worst_frame = _max_board_change(frames, ref, state, cfg)
         box = _find_box(frames, state)
         checks = {
