@@ -134,9 +134,13 @@ def test_synth_tables_hand_computed(tmp_path):
     assert diff.loc[("B", "hard"), "pass_rate"] == pytest.approx(100.0)
     assert diff.loc[("A", "easy"), "pass_rate"] == pytest.approx(100 * 4 / 5)
 
-    head = res.tables["headline"].set_index("model")
-    assert list(head.columns) == ["maze", "sort", "overall"]
-    assert head.loc["A", "maze"].startswith("33.3 [") and head.loc["A", "overall"].startswith("50.0 [")
+    head = res.tables["headline"]
+    assert list(head.columns) == ["model", "family", "pass %", "CI low", "CI high", "n"]
+    assert list(head[head["model"] == "A"]["family"]) == ["overall", "maze", "sort"]
+    a = head.set_index(["model", "family"])
+    assert a.loc[("A", "maze"), "pass %"] == pytest.approx(33.3) and a.loc[("A", "overall"), "pass %"] == 50.0
+    assert a.loc[("B", "maze"), "CI low"] == 0.0 and a.loc[("B", "maze"), "CI high"] == 100.0
+    assert "pass rate" in res.summary["table_notes"]["headline"]
     board = res.tables["leaderboard"]
     assert list(board["model"]) == ["A", "B"]
 
@@ -195,7 +199,9 @@ def test_write_report_files_and_content(tmp_path):
     assert "- **score rows by status**: error=1, ok=18, unscored=1" in report
     assert "- **samples**: 3" in report and "- **units**: ok=17, error=1" in report
     assert "### headline" in report and "### by_family_difficulty" in report
-    assert res.tables["headline"].set_index("model").loc["A", "maze"] in report
+    assert "metric: pass rate (%)" in report
+    head_md = report[report.index("### headline"):report.index("### leaderboard")]
+    assert "| model" in head_md and max(len(line) for line in head_md.splitlines()) <= 100
     assert report.index("### headline") < report.index("### overall")
     assert "![pass_rate_by_family](pass_rate_by_family.png)" in report
     assert "## Failures" not in report
@@ -223,5 +229,5 @@ def test_print_tables_shows_headline(tmp_path):
     print_tables(res, console)
     text = console.export_text()
     assert "headline" in text and "leaderboard" in text
-    assert res.tables["headline"].set_index("model").loc["A", "maze"] in text
+    assert "metric: pass rate" in text and "CI low" in text
     assert "by_family_difficulty" not in text

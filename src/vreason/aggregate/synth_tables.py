@@ -8,7 +8,9 @@ every sample of a model (micro-average over families).
 
 Tables (``AggregateResult.tables``):
 
-* ``headline`` — model × family pass rate as ``"mean [lo, hi]"`` strings, plus an ``overall`` column.
+* ``headline`` — per model × family (``overall`` first): pass rate (%), its CI low / high in their own
+  columns and n samples; narrow enough for a 100-column terminal; the metric is named in
+  ``summary["table_notes"]["headline"]``.
 * ``leaderboard`` — per model: pass rate and score as ``"mean [lo, hi]"``, Pass@k, counts.
 * ``overall`` / ``by_family`` / ``by_difficulty`` / ``by_family_difficulty`` — numeric: score mean and
   CI, pass rate and CI, Pass@1…Pass@K (unbiased estimator, K = most seeds of any sample), sample
@@ -34,7 +36,6 @@ from vreason.aggregate.tables import (
     failures_table,
     format_ci,
     group_positions,
-    pivot_ci,
     status_of,
     summarize,
 )
@@ -134,6 +135,20 @@ def _order(table: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
+HEADLINE_NOTE = "metric: pass rate (%), every verifier check passed; 95% bootstrap CI over samples; n = samples"
+
+
+def _headline(both: pd.DataFrame) -> pd.DataFrame:
+    """Narrow headline: one row per model × family (``overall`` first), the pass rate with its interval in
+    its own columns and n, so it fits a terminal (100 columns)."""
+    frame = both.assign(_o=(both["family"] != "overall").astype(int))
+    frame = frame.sort_values(["model", "_o", "family"], kind="stable")
+    out = pd.DataFrame({"model": frame["model"], "family": frame["family"],
+                        "pass %": frame["pass_rate"].round(1), "CI low": frame["pass_ci_low"].round(1),
+                        "CI high": frame["pass_ci_high"].round(1), "n": frame["n_samples"].astype(int)})
+    return out.reset_index(drop=True)
+
+
 def _leaderboard(overall: pd.DataFrame, k_max: int) -> pd.DataFrame:
     """Compact per-model table of ``"mean [lo, hi]"`` strings, best pass rate first."""
     board = pd.DataFrame({"model": overall["model"]})
@@ -179,7 +194,10 @@ def _summary(tables: dict[str, pd.DataFrame], k_max: int, n_boot: int, level: fl
         }
     return {"benchmark": "synth", "unit": "percent", "ci_level": level, "n_boot": n_boot,
             "ci_resamples": "samples (seeds kept together)", "k_max": k_max, "models": models,
-            "headline_tables": ["headline", "leaderboard"]}
+            "headline_tables": ["headline", "leaderboard"],
+            "table_notes": {"headline": HEADLINE_NOTE,
+                            "leaderboard": "pass rate and mean verifier score (%) with 95% bootstrap CI; "
+                                           "pass@k over seeds; counts of samples and rows by status"}}
 
 
 def synth_tables(
@@ -218,8 +236,7 @@ def synth_tables(
     fam = result.tables["by_family"]
     overall = result.tables["overall"].assign(family="overall")
     both = pd.concat([fam, overall], ignore_index=True)
-    result.tables["headline"] = pivot_ci(both, "model", "family", mean="pass_rate",
-                                         lo="pass_ci_low", hi="pass_ci_high")
+    result.tables["headline"] = _headline(both)
     result.tables["leaderboard"] = _leaderboard(result.tables["overall"], k_max)
     result.summary = _summary(result.tables, k_max, n_boot, level)
 

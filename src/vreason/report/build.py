@@ -1,4 +1,4 @@
-"""Build a run's report: the protocol's aggregator → tables, charts, summary, report.md."""
+"""Build a run's report: the protocol's aggregator → tables, charts, summary, report.md, index.html."""
 
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from rich.console import Console
 from vreason.store import RunStore
 
 
-def build_report(store: RunStore, protocol: Any, *, console: Console | None = None) -> list[str]:
-    """Aggregate the run's scores with ``protocol.aggregate`` and write ``<run>/report/``."""
+def build_report(store: RunStore, protocol: Any, *, console: Console | None = None, html: bool = True,
+                 workers: int | None = None) -> list[str]:
+    """Aggregate the run's scores with ``protocol.aggregate`` and write ``<run>/report/`` (Markdown, CSV,
+    JSON and, with ``html``, ``index.html`` + ``samples/*.html`` + cached ``media/``)."""
     from vreason.report.writer import print_tables, write_report
 
     out_dir = os.path.join(store.run_dir, "report")
@@ -35,7 +37,18 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
         "versions": man.get("versions", {}),
         "config": man.get("config", {}),
     }
-    paths = write_report(result, out_dir, title=f"vreason report: {meta['run']} ({meta['protocol']})", meta=meta)
+    title = f"vreason report: {meta['run']} ({meta['protocol']})"
+    html_meta = {k: meta[k] for k in ("run", "protocol", "models", "samples", "videos", "units")}
+    html_meta["import_errors"] = meta["import_errors"]
+    paths = write_report(result, out_dir, title=title, meta=meta)
+    if html:
+        from vreason.report.html import write_html
+
+        info = write_html(store, result, out_dir, title=title, meta=html_meta, workers=workers)
+        paths.append(info["index"])
+        if console is not None:
+            console.print(f"html: {info['index']} ({info['pages']} sample pages, {info['media_built']} media built, "
+                          f"{info['media_cached']} cached, {len(info['media_errors'])} videos unreadable)")
     if console is not None:
         print_tables(result, console)
         console.print(f"report: {os.path.join(out_dir, 'report.md')}")

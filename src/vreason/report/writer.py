@@ -228,10 +228,12 @@ def write_report(
 
     lines, details = _header(title, meta)
     lines += ["## Tables", ""]
+    notes = result.summary.get("table_notes", {}) if isinstance(result.summary, dict) else {}
     for name in names:
         if name == "failures":
             continue
-        lines += [f"### {name}", "", _markdown(result.tables[name]), ""]
+        note = [md_text(notes[name]), ""] if notes.get(name) else []
+        lines += [f"### {name}", "", *note, _markdown(result.tables[name]), ""]
     if result.charts:
         lines += ["## Charts", ""]
         for name, path in result.charts.items():
@@ -257,7 +259,8 @@ def print_tables(result: AggregateResult, console: Any = None, names: Sequence[s
             [n for n in result.tables if n != "failures"]
     for name in names:
         frame = result.tables[name]
-        table = Table(title=name, show_lines=False)
+        note = (result.summary.get("table_notes", {}) if isinstance(result.summary, dict) else {}).get(name)
+        table = Table(title=name, caption=note, show_lines=False)
         for col in frame.columns:
             numeric = pd.api.types.is_numeric_dtype(frame[col])
             table.add_column(str(col), justify="right" if numeric else "left", overflow="fold")

@@ -1,0 +1,180 @@
+"""What the HTML report shows, gathered from a run's store: samples, videos, scores, media jobs.
+
+Everything here is plain data (dicts of str / numbers / lists); escaping is the templates' job
+(jinja2 autoescape) and :func:`vreason.report.html.script_json` for JSON inside ``<script>``.
+Paths are made relative to the page that shows them, so the pages work from ``file://``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from vreason.records import Sample, Score, Video
+from vreason.report.media import MediaJob, shown_indices, strip_name
+from vreason.store import RunStore, redact_text
+
+WORST = {"ok": 0, "unscored": 1, "error": 2}
+
+
+@dataclass
+class RunView:
+    run_dir: str
+    out_dir: str
+    samples: list[dict[str, Any]] = field(default_factory=list)
+    cells: list[dict[str, Any]] = field(default_factory=list)
+    pages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    jobs: list[MediaJob] = field(default_factory=list)
+    models: list[str] = field(default_factory=list)
+
+
+def _video_path(run_dir: str, video: Video) -> str | None:
+    if not video.path:
+        return None
+    return video.path if os.path.isabs(video.path) else os.path.join(run_dir, video.path)
+
+
+def rel(path: str | None, page_dir: str) -> str | None:
+    """``path`` relative to ``page_dir`` with forward slashes (None stays None)."""
+    if not path:
+        return None
+    return os.path.relpath(path, page_dir).replace(os.sep, "/")
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def checks_of(details: dict[str, Any]) -> list[dict[str, Any]]:
+    """``details["checks"]`` as rows ``{name, ok, reason}``: a dict of bools, a dict of dicts
+    (``ok``/``passed`` and ``reason``) or a list of such dicts."""
+    raw = details.get("checks")
+    items: list[tuple[str, Any]]
+    if isinstance(raw, dict):
+        items = list(raw.items())
+    elif isinstance(raw, list):
+        items = [(str(c.get("name", i)) if isinstance(c, dict) else str(i), c) for i, c in enumerate(raw)]
+    else:
+        return []
+    rows = []
+    for name, val in items:
+        if isinstance(val, dict):
+            ok = val.get("ok", val.get("passed"))
+            reason = val.get("reason") or val.get("why") or ""
+        else:
+            ok, reason = val, ""
+        rows.append({"name": str(name), "ok": None if ok is None else bool(ok), "reason": str(reason)})
+    return rows
+
+
+_JUDGE_KEYS = ("answer", "parsed", "labels", "reasoning", "reason", "scores", "calls", "steps", "questions")
+
+
+def _score_view(sc: Score, run_dir: str, page_dir: str, strip: str | None, shown: list[int]) -> dict[str, Any]:
+    ev = sc.evidence
+    details = ev.details or {}
+    judge = None
+    if ev.judge is not None:
+        judge = {"judge": ev.judge.judge, "template": ev.judge.template,
+                 "template_version": ev.judge.template_version, "raw_reply": ev.judge.raw_reply,
+                 "attempts": ev.judge.attempts, "cached": ev.judge.cached,
+                 "parsed": {k: details[k] for k in _JUDGE_KEYS if k in details}}
+    checks = checks_of(details)
+    other = {k: v for k, v in details.items() if k != "checks" and (judge is None or k not in judge["parsed"])}
+    return {
+        "scorer": sc.scorer, "metric": sc.metric, "value": _num(sc.value), "normalized": _num(sc.normalized),
+        "passed": sc.passed, "status": sc.status.value, "reason": redact_text(sc.reason) if sc.reason else None,
+        "frame_policy": ev.frame_policy, "n_indices": len(ev.frame_indices), "shown_indices": shown,
+        "strip": rel(strip, page_dir) if strip else None,
+        "debug": [rel(os.path.join(run_dir, p) if not os.path.isabs(p) else p, page_dir) for p in ev.debug_images],
+        "checks": checks, "failed_checks": [c["name"] for c in checks if c["ok"] is False],
+        "judge": judge, "details": other,
+    }
+
+
+def _sample_view(s: Sample, page_dir: str) -> dict[str, Any]:
+    return {
+        "id": s.id, "benchmark": s.benchmark, "category": s.category or "", "task": s.task or "",
+        "difficulty": s.difficulty or "", "mode": s.mode.value, "prompt": s.prompt,
+        "prompt_variants": dict(s.prompt_variants),
+        "input_image": rel(s.resolve(s.input_image), page_dir), "input_video": rel(s.resolve(s.input_video), page_dir),
+        "reference_image": rel(s.resolve(s.reference_image), page_dir),
+        "reference_video": rel(s.resolve(s.reference_video), page_dir),
+        "rubric": [{"kind": r.kind, "dimension": r.dimension, "text": r.text} for r in s.rubric],
+        "page": f"samples/{s.id}.html",
+    }
+
+
+def _cell(sample: Sample, model: str, seed: int, video: Video | None, scores: list[dict[str, Any]],
+          thumb: str | None) -> dict[str, Any]:
+    statuses = [sc["status"] for sc in scores] or (["error"] if video is None or video.status.value != "ok" else [])
+    status = max(statuses, key=lambda s: WORST.get(s, 2)) if statuses else "none"
+    flags = [sc["passed"] for sc in scores if sc["passed"] is not None and sc["status"] == "ok"]
+    vals = [sc["normalized"] for sc in scores if sc["normalized"] is not None and sc["status"] == "ok"]
+    return {
+        "s": sample.id, "m": model, "seed": seed, "cat": sample.category or "", "diff": sample.difficulty or "",
+        "status": status, "pass": (all(flags) if flags else None),
+        "score": (round(sum(vals) / len(vals), 4) if vals else None),
+        "fails": sorted({c for sc in scores for c in sc["failed_checks"]})[:6],
+        "thumb": thumb,
+    }
+
+
+def collect(store: RunStore, out_dir: str) -> RunView:
+    """Gather the run's samples, videos and scores into pages, grid cells and media jobs."""
+    run_dir = store.run_dir
+    view = RunView(run_dir=run_dir, out_dir=out_dir)
+    samples = {s.id: s for s in store.samples()}
+    videos = {(v.sample_id, v.model, v.seed): v for v in store.videos()}
+    by_unit: dict[tuple[str, str, int], list[Score]] = defaultdict(list)
+    for sc in store.scores():
+        by_unit[(sc.sample_id, sc.model, sc.seed)].append(sc)
+    units = sorted(set(videos) | set(by_unit))
+    view.models = sorted({u[1] for u in units})
+    page_dir = os.path.join(out_dir, "samples")
+    media = os.path.join(out_dir, "media")
+    for sid, s in sorted(samples.items()):
+        view.samples.append(_sample_view(s, out_dir))
+        view.pages[sid] = {"sample": _sample_view(s, page_dir), "runs": []}
+    for key in units:
+        sid, model, seed = key
+        if sid not in samples:
+            continue
+        video = videos.get(key)
+        vpath = _video_path(run_dir, video) if video is not None and video.status.value == "ok" else None
+        if vpath is not None and not os.path.exists(vpath):
+            vpath = None
+        base = os.path.join(media, model, f"{sid}__{seed}")
+        job = MediaJob(video=vpath or "", thumb=base + ".thumb.jpg")
+        score_views = []
+        for sc in sorted(by_unit.get(key, []), key=lambda x: (x.scorer, x.metric)):
+            shown = shown_indices(list(sc.evidence.frame_indices))
+            strip = None
+            if vpath and shown:
+                strip = os.path.join(base + "." + strip_name(sc.scorer, shown))
+                job.strips.setdefault(sc.scorer + "/" + sc.metric, (strip, shown))
+            score_views.append(_score_view(sc, run_dir, page_dir, strip, shown))
+        if vpath:
+            view.jobs.append(job)
+        thumb = rel(job.thumb, out_dir) if vpath else None
+        view.cells.append(_cell(samples[sid], model, seed, video, score_views, thumb))
+        view.pages[sid]["runs"].append({
+            "model": model, "seed": seed,
+            "video": rel(vpath, page_dir), "is_mp4": bool(vpath and vpath.lower().endswith((".mp4", ".m4v"))),
+            "video_status": video.status.value if video is not None else "none",
+            "video_reason": redact_text(video.reason) if video is not None and video.reason else None,
+            "video_info": ({"fps": video.fps, "n_frames": video.n_frames, "width": video.width,
+                            "height": video.height} if video is not None else {}),
+            "thumb": rel(job.thumb, page_dir) if vpath else None,
+            "scores": score_views,
+        })
+    return view

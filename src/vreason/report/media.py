@@ -1,0 +1,126 @@
+"""Thumbnails and frame strips for the HTML report, cached under ``<run>/report/media/``.
+
+One job per video: decode a few frames once (PyAV, reduced to ``max_side`` while converting) and
+write a thumbnail of the last frame plus, per scorer, a strip of the frames that scorer saw (at most
+``STRIP_FRAMES`` of its ``evidence.frame_indices``, evenly chosen). A file is rebuilt only when the
+video is newer than it. Jobs run in a process pool; a video that cannot be decoded gives no media
+and its error is returned (the page then shows the reason), never a crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+
+import numpy as np
+
+THUMB_SIDE = 160
+STRIP_SIDE = 120
+STRIP_FRAMES = 12
+JPEG_QUALITY = 80
+
+
+@dataclass
+class MediaJob:
+    """Media of one video: ``strips`` maps a scorer to the frame indices it saw."""
+
+    video: str
+    thumb: str
+    strips: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
+
+
+@dataclass
+class MediaResult:
+    video: str
+    built: int = 0
+    cached: int = 0
+    error: str | None = None
+
+
+def shown_indices(indices: list[int], n: int = STRIP_FRAMES) -> list[int]:
+    """At most ``n`` of ``indices``, evenly spread, first and last kept, order kept."""
+    if len(indices) <= n:
+        return list(indices)
+    pos = np.linspace(0, len(indices) - 1, n).round().astype(int)
+    return [indices[i] for i in dict.fromkeys(pos.tolist())]
+
+
+def strip_name(scorer: str, indices: list[int]) -> str:
+    """A cache name that changes when the indices change."""
+    digest = hashlib.sha1(",".join(map(str, indices)).encode()).hexdigest()[:8]
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in scorer)
+    return f"{safe}.{digest}.strip.jpg"
+
+
+def _fresh(out: str, src_mtime: float) -> bool:
+    return os.path.exists(out) and os.path.getmtime(out) >= src_mtime
+
+
+def _save(img: np.ndarray, path: str) -> None:
+    from PIL import Image
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = path + ".tmp"
+    Image.fromarray(img).save(tmp, format="JPEG", quality=JPEG_QUALITY)
+    os.replace(tmp, path)
+
+
+def _fit_height(img: np.ndarray, h: int) -> np.ndarray:
+    import cv2
+
+    if img.shape[0] == h:
+        return img
+    w = max(1, round(img.shape[1] * h / img.shape[0]))
+    return cv2.resize(img, (w, h), interpolation=cv2.INTER_AREA)
+
+
+def _strip(frames: list[np.ndarray]) -> np.ndarray:
+    h = min(f.shape[0] for f in frames)
+    gap = np.full((h, 2, 3), 255, np.uint8)
+    parts: list[np.ndarray] = []
+    for f in frames:
+        parts += [_fit_height(f, h), gap]
+    return np.concatenate(parts[:-1], axis=1)
+
+
+def build_one(job: MediaJob) -> MediaResult:
+    """Write the thumbnail and strips of one video (skipping fresh files)."""
+    from vreason.frames.video import probe, read_frames, resize_max_side
+
+    res = MediaResult(video=job.video)
+    try:
+        mtime = os.path.getmtime(job.video)
+        todo_thumb = not _fresh(job.thumb, mtime)
+        todo = {s: v for s, v in job.strips.items() if not _fresh(v[0], mtime)}
+        res.cached = int(not todo_thumb) + len(job.strips) - len(todo)
+        if not todo_thumb and not todo:
+            return res
+        info = probe(job.video)
+        last = max(0, info.n_frames - 1)
+        wanted = {last} if todo_thumb else set()
+        for _, idx in todo.values():
+            wanted |= {i for i in idx if i <= last}
+        order = sorted(wanted)
+        frames = dict(zip(order, read_frames(job.video, order, max_side=THUMB_SIDE, info=info), strict=True))
+        if todo_thumb:
+            _save(frames[last], job.thumb)
+            res.built += 1
+        for out, idx in todo.values():
+            shown = [resize_max_side(frames[i], STRIP_SIDE) for i in idx if i in frames]
+            if shown:
+                _save(_strip(shown), out)
+                res.built += 1
+    except Exception as exc:  # noqa: BLE001 - a bad video gives no media, the page names the reason
+        res.error = f"{type(exc).__name__}: {exc}"
+    return res
+
+
+def build_media(jobs: list[MediaJob], workers: int | None = None) -> list[MediaResult]:
+    """Run the jobs in a process pool (``workers`` defaults to the CPU count; 1 runs inline)."""
+    workers = workers or os.cpu_count() or 1
+    if workers <= 1 or len(jobs) < 8:
+        return [build_one(j) for j in jobs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(build_one, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
