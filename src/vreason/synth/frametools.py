@@ -1,8 +1,14 @@
 """Frame helpers shared by the verifiers of the odd-one-out, sequence, gravity and sliding families.
 
 Verifiers work in the coordinates of the :class:`RenderConfig` resolution: :func:`prepare` checks
-the frames and resizes them to that resolution, so a half-size or re-encoded video is scored with
-the same geometry as the rendered one.
+the frames, crops letterbox/pillarbox bars (:func:`letterbox_crop`) and resizes them to that
+resolution, so a half-size, letterboxed or re-encoded video is scored with the same geometry as the
+rendered one. What an honest video may differ by is then undone before any comparison: a camera
+shake (:func:`stabilise`, ≤ 4 px, on parts of the scene that never change), the exposure and a hue
+drift (:func:`correct`: global hue rotation, then per-channel gain/offset or an affine colour map,
+fitted on the static area). "Unchanged" is judged per pixel against the render's 2-px neighbourhood
+range (:func:`ref_range`, :func:`changed`), which absorbs sub-pixel residuals, scaling blur and
+codec ringing without ignoring the inside of small shapes.
 """
 
 from __future__ import annotations

@@ -4,11 +4,13 @@ The solution is the simulated trajectory (analytic flights, restitution ``e`` an
 friction at each bounce, rolling friction once the bounces die out). Difficulty: easy = dropped,
 big ball; medium = thrown; hard = thrown harder (upward too), smaller and bouncier ball (more bounces).
 
-Verifier: the ball is tracked by colour per frame. Checks: it starts where the first frame shows
-it; no teleport (per-frame steps bounded by the simulation's fastest step); between bounces the
-height follows a parabola (RMS residual relative to the ball radius) with a gravity in the scene's
-range and the horizontal motion is linear; every bounce happens at the floor; bounces do not gain
-height; the final position matches the simulation. Directional and a process rule.
+Verifier (:mod:`vreason.synth.gravity_check`): frames are letterbox-cropped and a vertical shake is
+undone (registered on the floor line); the ball is tracked by colour per frame and compared, on the
+video's own clock in seconds, with the scene's simulation let go at a detected release time (the
+ball "hangs" first, for any time). Checks: start position, the video shows enough motion after the
+release, held still before it, the first fall (gravity), the flights after the first bounce
+(restitution), no teleport, the final position, and the end state held through the last 0.3 s.
+Directional and a process rule. Measured tolerances: docs/suite_validity_b.md.
 """
 
 from __future__ import annotations

@@ -3,11 +3,20 @@
 Difficulty scales the grid (3×3, 4×4, 4×6) and how subtle the difference is (shape or colour when
 easy; size, rotation, a lighter shade or a similar shape when hard).
 
-Verifier: the red box is found in the last frames (HSV red mask, connected components); it must be
-box-shaped (all four sides present), enclose the odd cell's centre and no other cell's centre, and
-be the only red mark. Process check: every shape stays unchanged in every frame. The task has a
-direction (a reversed video ends without a box) but no process rule (a cut to the boxed grid is
-a valid answer).
+Verifier: the red box is found in the last three frames (HSV red mask, connected components); it
+must be box-shaped (all four sides present), enclose the odd cell's centre and no other cell's
+centre, and be the only red mark. Nothing else may change, in any frame: after letterbox bars are
+cropped, a camera shake is undone (registered on shapes that never change) and the colours are
+corrected (global hue rotation, then per-channel gain/offset fitted outside the answer ring), a pixel
+has changed when it leaves the render's 2-px neighbourhood range by more than ``CHANGE_LEVEL`` in some
+channel; at most ``CHANGE_PX_MAX`` such pixels outside the ring around the odd cell. That catches a
+thin (2 px) second box, a second box of another colour, a scribble and a recoloured shape. The task
+has a direction (a reversed video ends without a box) but no process rule (a cut to the boxed grid
+is a valid answer).
+
+Tolerances (measured through H.264 and the scorer on seeds 20261122, 1, 2, 3 — see
+docs/suite_validity_b.md): honest variants (8/24 fps, half/double size, ±15% exposure with ±6° hue,
+2-px shake, letterbox, a pause) leave at most 4 changed pixels; the cheats above leave 279–3285.
 """
 
 from __future__ import annotations

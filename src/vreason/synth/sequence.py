@@ -4,11 +4,16 @@ Rules: the number of items grows, the colour cycles, the shape cycles, an arrow 
 item grows. Easy: one rule, the last cell is missing; medium: one rule, any cell; hard: two rules at
 once, any cell. The solution fades the right element into the empty cell.
 
-Verifier: the empty cell in the last frames is compared with renders of the right element, of
-distractors (one attribute changed, or a neighbour's element) and of the empty cell, on colour
-corrected, area-downsampled features; the right element must be the nearest, clearly. The other
-cells must stay unchanged in every frame. Directional (a reversed video ends empty); no process
-rule (a cut to the completed row is a valid answer).
+Verifier: every frame is letterbox-cropped, shake-registered (on cards that never change) and
+colour-corrected once (global hue rotation undone, then per-channel gain/offset fitted outside the
+blank card); the same corrected frames serve both checks. The blank card in the last three frames is
+compared with renders of the right element, of distractors (one attribute changed, or a neighbour's
+element) and of the empty card on 24×24 area-downsampled features: the right element must be the
+nearest, by a margin (≤ 0.8 × the next) and within ``ANSWER_MAX``. The other cards must not change in
+any frame: at most ``CHANGE_PX_MAX`` pixels outside the blank card may leave the render's 2-px
+neighbourhood range by more than ``CHANGE_LEVEL`` (another card changing colour or shape, a pen
+stroke). Directional (a reversed video ends empty); no process rule (a cut to the completed row is a
+valid answer). Measured tolerances: docs/suite_validity_b.md.
 """
 
 from __future__ import annotations

@@ -4,11 +4,16 @@ Easy: 3×3, one move; medium: 3×3, 2–3 moves; hard: 4×4, 3–4 moves. The ta
 as a small inset on the right. The solution is a shortest move sequence (breadth-first search),
 each tile gliding into the blank.
 
-Verifier (:mod:`vreason.synth.sliding_check`): every frame's board is read cell by cell against the
-tile templates; stable readings form a sequence of arrangements that must start at the start
-state, end at the target, and change by single legal moves (a tile next to the blank slides into
-it). Between two arrangements the moving tile must be seen gliding (intermediate positions matched
-against renders of the tile part-way), with no other tile changing: a cut or a fade fails.
+Verifier (:mod:`vreason.synth.sliding_check`): frames are letterbox-cropped, a shake is undone
+(registered on the target inset, which never changes) and the colours are corrected (global hue
+rotation undone, then an affine colour map fitted on the background and inset, which hold every tile
+colour). Every frame's board is read cell by cell against the tile templates; stable readings form a
+sequence of arrangements that must start at the start state, end at the target (in the last frame),
+and change by single legal moves (a tile next to the blank slides into it; two tiles passing through
+each other is not one). Between two arrangements the moving tile must be seen gliding (intermediate
+positions matched against renders of the tile part-way), with no other tile changing: a cut or a
+fade fails. Settled frames must show nothing the render of their reading does not (marks, scribbles).
+Measured tolerances: docs/suite_validity_b.md.
 """
 
 from __future__ import annotations
