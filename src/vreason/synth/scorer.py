@@ -79,7 +79,10 @@ class SynthVerifierScorer(Scorer):
             import cv2
 
             path = ctx.debug_path(self.name, video)
-            img = np.ascontiguousarray(res.debug_image[..., :3]).astype(np.uint8)
+            from vreason.verify.overlay import SYNTH_LEGENDS, annotate
+
+            img = annotate(res.debug_image, res.score, res.passed, (res.evidence or {}).get("checks"),
+                           (res.evidence or {}).get("reason"), SYNTH_LEGENDS.get(md["family"]))
             if cv2.imwrite(path, cv2.cvtColor(img, cv2.COLOR_RGB2BGR)):
                 debug.append(os.path.relpath(path, ctx.run_dir))
         value = float(min(1.0, max(0.0, res.score)))
