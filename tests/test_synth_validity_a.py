@@ -209,3 +209,14 @@ def test_bad_frame_times_are_a_verdict_not_a_crash(family):
     inst = make_instance(family, "easy", 0, 9, CFG)
     res = fam.verify(inst.solution[:3], inst.state, CFG, times=[0.0, 0.0, 0.1])
     assert not res.passed and res.score == 0.0 and res.evidence["reasons"]
+
+
+@pytest.mark.parametrize("family,check", [("sorting", "dense_enough"), ("connect", "long_enough"),
+                                          ("maze", "dense_enough")])
+def test_two_frames_far_apart_are_too_sparse_to_show_the_process(family, check):
+    fam = get_family(family)
+    inst = make_instance(family, "hard", 0, 9, CFG)
+    res = fam.verify([inst.first_frame, inst.final_frame], inst.state, CFG, times=[0.0, 3.0])
+    assert not res.passed and res.score <= 0.5
+    reason = res.evidence["reason"]
+    assert res.evidence["checks"][check] is False and ("sparse" in reason or "far apart" in reason), reason

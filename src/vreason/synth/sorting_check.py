@@ -15,6 +15,7 @@ Everything is measured at the verifier's working size in slots, canvas heights a
   arrangements is one swap of neighbours, and the number of swaps is between the inversions and
   twice that + 4;
 * nothing else — no second blob of a bar's colour, no object of a colour no bar has;
+* dense enough — consecutive frames at most 0.25 s apart (a sparser video cannot show a swap);
 * end state — every frame of the last 0.15 s shows all bars at rest, sorted.
 """
 
@@ -34,6 +35,9 @@ TOL_SLOT = 0.15
 TOL_LIFT = 0.05
 WHOLE_W, WHOLE_H, WHOLE_FILL = 0.8, 0.85, 0.75
 """A bar is whole when its box is ≥ 80% of its width and ≥ 85% of its height (−1 px) and ≥ 75% filled."""
+MAX_FRAME_GAP_S = 0.25
+"""Consecutive frames further apart than this (under 4 fps) cannot show a swap (2× the ground truth's
+speed swaps neighbours in ~0.4 s): an explicit verdict, never a pass."""
 EXTRA_AREA = 0.25
 """A second blob (of a bar's colour, or of a colour no bar has) counts from this fraction of the smallest bar."""
 
@@ -89,6 +93,11 @@ def analyse(obs: list[list[Any]], extra: np.ndarray, t: np.ndarray, bars: list[d
     slot_x = np.array([g["x0"] + (i + 0.5) * slot for i in range(n)])
     checks: dict[str, bool] = {}
     reasons: list[str] = []
+    gap = float(np.diff(t).max()) if T > 1 else float("inf")
+    checks["dense_enough"] = gap <= MAX_FRAME_GAP_S
+    if not checks["dense_enough"]:
+        reasons.append("a single frame cannot show the bars move" if T < 2 else
+                       f"frames {gap:.2f} s apart: too sparse to show the bars move (at most {MAX_FRAME_GAP_S} s)")
     not_whole = sum(1 for tr in obs for p in tr if p is None or not p[5])
     checks["solid"] = not_whole == 0 and T >= 2
     if not_whole:
