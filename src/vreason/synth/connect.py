@@ -65,7 +65,7 @@ def _timeline(n: int) -> tuple[int, int]:
 @family
 class Connect(TaskFamily):
     name = "connect"
-    version = "1"
+    version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
     directional = True
     process_rule = True
     decode_scale = 0.5

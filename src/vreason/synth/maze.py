@@ -130,7 +130,7 @@ def _positions(path: list[tuple[int, int]], n: int) -> list[tuple[float, float]]
 @family
 class Maze(TaskFamily):
     name = "maze"
-    version = "1"
+    version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
     directional = True
     process_rule = True
     decode_scale = 0.5

@@ -57,7 +57,7 @@ def _timeline(n: int, k: int) -> tuple[int, float]:
 @family
 class Sorting(TaskFamily):
     name = "sorting"
-    version = "1"
+    version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
     directional = True
     process_rule = True
     decode_scale = 0.25

@@ -56,7 +56,7 @@ def _timeline(n: int) -> tuple[int, int, int]:
 @family
 class Symmetry(TaskFamily):
     name = "symmetry"
-    version = "1"
+    version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
     directional = True
     process_rule = False
     decode_scale = 0.5
