@@ -16,8 +16,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 # tests also exercise the local-checkpoint judge on a tiny random model: torch is pinned (CPU wheel)
+# browser tests drive Debian's chromium through playwright (never `playwright install`); the viewer needs [web]
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/pip install -q -e ".[dev,deep]"
+	$(BIN)/pip install -q -e ".[dev,deep,web]"
+	@if [ ! -x /usr/bin/chromium ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 	touch $(TEST_STAMP)
 
 setup: $(STAMP)
