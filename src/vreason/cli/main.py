@@ -319,9 +319,10 @@ def export(
 
 
 def _register_subcommands() -> None:
-    from vreason.cli import data_cmds, ruler_cmds, synth_cmds
+    from vreason.cli import data_cmds, ruler_cmds, synth_cmds, view_cmd
 
     data_cmds.register(app)
+    view_cmd.register(app)
     app.add_typer(synth_cmds.synth_app, name="synth")
     app.add_typer(ruler_cmds.ruler_app, name="ruler")
 
