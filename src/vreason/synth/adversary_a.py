@@ -215,6 +215,18 @@ def _symmetry():
         frames = solve(inst, cfg.n_frames)
         return Clip(frames[:-3] + [frames[0]] * 3, float(cfg.fps))
 
+    @variant("symmetry", "grid_erased", honest=False, difficulties=("medium",))
+    def grid_erased(inst, cfg, rng):
+        """The right answer, but the grid lines are wiped away half-way (the grid must stay as it is)."""
+        frames = solve(inst, cfg.n_frames)
+        grey = np.array(draw.GRID_GREY, np.uint8)
+        out = frames[: len(frames) // 2]
+        for f in frames[len(frames) // 2:]:
+            f = f.copy()
+            f[(f == grey).all(axis=2)] = draw.WHITE
+            out.append(f)
+        return Clip(out, float(cfg.fps))
+
     @variant("symmetry", "missing_one", honest=False, difficulties=("hard",))
     def missing(inst, cfg, rng):
         """All but one of the cells painted."""

@@ -9,7 +9,8 @@ grey, black or wrongly coloured cell is neither painted right nor white. Checks,
 * given unchanged — every frame keeps each given cell in its colour and the given half's other
   cells white (a recoloured, erased or extra cell there fails);
 * no spurious — no frame marks a cell outside the pattern, nor more than 0.2% of the area around
-  the grid;
+  the grid; grid unchanged — around grid crossings between blank cells the mean brightness stays
+  within 1.5 levels of frame 0's (erased grid lines: +3.9 levels after H.264; honest ≤ 0.09);
 * final exact — every frame of the last 0.15 s shows each target cell painted in its wanted
   colour, every other cell white (the picture must last to the end).
 
@@ -39,6 +40,8 @@ PAINT_MIN_FRACTION = 0.7
 WHITE_MIN_FRACTION = 0.85
 """A cell is white when ≥ 85% of its central 80% is white (S < 60, V > 150; grid-line grey counts as white)."""
 WHITE_MAX_S, WHITE_MIN_V = 60, 150
+MAX_GRID_SHIFT = 1.5
+"""Largest change (V levels) of the blank cells' mean brightness, grid lines included, from frame 0."""
 MAX_OUTSIDE_FRACTION = 0.002
 """At most this fraction of the area around the grid may be marked in any frame (codec ringing is far below)."""
 
@@ -199,6 +202,21 @@ class Symmetry(TaskFamily):
             reasons.append(f"the given half changes in {int(given_bad.sum())} frame(s)")
         if spurious.any():
             reasons.append(f"cells outside the pattern are marked in {int(spurious.sum())} frame(s)")
+        # the grid itself stays: around every grid crossing whose four cells stay blank, a cell-sized box centred on
+        # the crossing keeps frame 0's mean brightness (lines erased: ~6 levels brighter). Centred on the crossing,
+        # the lines stay inside the box under a shake; exposure is constant within a video and cancels.
+        blank_cell = want == 0
+        cross = [(r, c) for r in range(1, ROWS) for c in range(1, COLS) if blank_cell[r - 1:r + 1, c - 1:c + 1].all()]
+        half = grid.cell / 2
+        full = np.array([[int(round(grid.x0 + c * grid.cell - half)), int(round(grid.y0 + r * grid.cell - half)),
+                          int(round(grid.x0 + c * grid.cell + half)), int(round(grid.y0 + r * grid.cell + half))]
+                         for r, c in cross], dtype=np.int64).reshape(-1, 4)
+        full = np.clip(full, 0, [w, h, w, h])
+        lum = _box_sum(hsv[..., 2], full) / np.maximum((full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1]), 1)[None]
+        grid_shift = float(np.abs(lum.mean(axis=1) - lum[0].mean()).max()) if len(full) else 0.0
+        checks["grid_unchanged"] = grid_shift <= MAX_GRID_SHIFT
+        if not checks["grid_unchanged"]:
+            reasons.append(f"the grid changes (blank cells' brightness moves by {grid_shift:.1f} levels)")
         if outside > MAX_OUTSIDE_FRACTION:
             reasons.append(f"{outside:.1%} of the area around the grid is marked")
         fin = draw.end_window(t)
@@ -224,7 +242,8 @@ class Symmetry(TaskFamily):
         coloured = ~((mhsv[..., 1] < 30) & (mhsv[..., 2] > 200))
         acc = 1 - int((coloured != (want > 0)).sum()) / (ROWS * COLS)
         rise = 0.0 if acc < 0.85 else (0.5 if acc < 1 else 1.0)
-        process_ok = checks["given_unchanged"] and checks["no_spurious"] and checks["enough_frames"]
+        process_ok = (checks["given_unchanged"] and checks["no_spurious"] and checks["enough_frames"]
+                      and checks["grid_unchanged"])
         if not checks["start"]:
             score = 0.0  # the video does not start from the task: nothing to credit
         else:
@@ -239,7 +258,8 @@ class Symmetry(TaskFamily):
         margins = {"min_painted_fraction_target_end": float(tgt_frac[:, target].min()) if target.any() else None,
                    "min_painted_fraction_given": float(min(given_fracs)) if given_fracs else None,
                    "min_white_fraction_blank": float(white_frac[:, want == 0].min())}
-        ev["margins"] = {k: None if v is None else round(v, 3) for k, v in margins.items()}
+        margins["grid_brightness_shift"] = grid_shift
+        ev["margins"] = {k: None if x is None else round(x, 3) for k, x in margins.items()}
         ev.update({"checks": checks, "reasons": reasons, "rise_accuracy": round(acc, 4), "rise_score": rise,
                    "missing": missing, "extra": extra, "given_lost": given_lost, "colour_errors": wrong_colour,
                    "outside_marked": round(outside, 5),
@@ -266,6 +286,17 @@ def _box_fraction(ind: np.ndarray, box: np.ndarray) -> np.ndarray:
     off = (np.arange(T) * h)[:, None]
     sums = ii[off + y1, x1] - ii[off + y0, x1] - ii[off + y1, x0] + ii[off + y0, x0]
     return sums / np.maximum((x1 - x0) * (y1 - y0), 1)[None].astype(np.float32)
+
+
+def _box_sum(values: np.ndarray, box: np.ndarray) -> np.ndarray:
+    """Sum of a (T, H, W) uint8 array inside each (x0, y0, x1, y1) box: (T, K)."""
+    import cv2
+
+    T, h, w = values.shape
+    ii = cv2.integral(np.ascontiguousarray(values.reshape(T * h, w)), sdepth=cv2.CV_64F)
+    x0, y0, x1, y1 = box.T
+    off = (np.arange(T) * h)[:, None]
+    return ii[off + y1, x1] - ii[off + y0, x1] - ii[off + y1, x0] + ii[off + y0, x0]
 
 
 def _outside_marks(hsv: np.ndarray, grid: draw.GridLayout) -> float:
