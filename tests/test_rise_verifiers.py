@@ -127,7 +127,10 @@ def test_symmetry_after_reencode_and_downscale(tmp_path, kind, score, size, crf)
     assert s.status.value == "ok" and s.value == score and s.metric == "ra"
     assert s.evidence.frame_policy == "last" and len(s.evidence.frame_indices) == 1
     assert s.evidence.details["verifier"] == "rise_symmetry"
-    assert os.path.isfile(s.evidence.debug_images[0])
+    overlay = os.path.join(ctx.run_dir, s.evidence.debug_images[0])  # relative to the run folder
+    assert not os.path.isabs(s.evidence.debug_images[0]) and os.path.isfile(overlay)
+    assert cv2.imread(overlay).shape[1] >= 480  # the verdict banner and legend at a readable size
+    assert s.evidence.details["checks"]["every_cell_correct"] == (score == 1.0)
 
 
 def test_puzzle_scorer_maze_and_errors(tmp_path):
@@ -138,6 +141,7 @@ def test_puzzle_scorer_maze_and_errors(tmp_path):
     [s] = RisePuzzleVerifier().score(sample, Video(sample_id="log_1", model="m", path=path), ctx)
     assert s.value == 1.0 and s.passed and s.evidence.details["goal_reached"]
     assert s.evidence.frame_policy == "all" and s.evidence.debug_images
+    assert s.evidence.details["checks"] == {"no_wall_crossed": True, "goal_reached": True}
     # a missing video and a missing GT image are errors naming the file, never 0
     [e] = RisePuzzleVerifier().score(sample, Video(sample_id="log_1", model="m", path=str(tmp_path / "x.mp4")), ctx)
     assert e.status.value == "error" and e.value is None and "x.mp4" in e.reason

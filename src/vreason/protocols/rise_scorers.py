@@ -20,6 +20,7 @@ goes as its original file bytes (the earlier released path read the file).
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Any, ClassVar, Literal
 
 from vreason.errors import VideoError
@@ -353,8 +354,25 @@ class RisePuzzleVerifier(Scorer):
             return self.fail(sample, video, f"video unusable: {exc}")
         except ValueError as exc:
             return self.fail(sample, video, str(exc))
+        if kind == "maze":
+            ev.details["checks"] = {"no_wall_crossed": not res.details()["wall_crossed"],
+                                    "goal_reached": bool(res.details()["goal_reached"])}
+        else:
+            ev.details["checks"] = {"every_cell_correct": res.fn == 0 and res.fp == 0,
+                                    "accuracy_at_least_0.85": res.accuracy >= 0.85}
         if res.debug is not None:
+            from vreason.verify.overlay import annotate
+
+            img = annotate(cv2.cvtColor(res.debug, cv2.COLOR_BGR2RGB), res.score, res.score >= 1.0,
+                           ev.details["checks"], legend=PUZZLE_LEGENDS[kind])
             path = ctx.debug_path(self.name, video, "jpg")
-            if cv2.imwrite(path, res.debug):
-                ev.debug_images.append(path)
+            if cv2.imwrite(path, cv2.cvtColor(img, cv2.COLOR_RGB2BGR)):
+                ev.debug_images.append(os.path.relpath(path, ctx.run_dir) if ctx.run_dir else path)
         return [self.ok(sample, video, "ra", res.score, res.score, passed=res.score >= 1.0, evidence=ev)]
+
+
+PUZZLE_LEGENDS = {  # what the released verifiers draw (RGB)
+    "maze": [("tracked trajectory", (0, 0, 255)), ("last position", (255, 255, 0)), ("goal circle", (255, 0, 0))],
+    "sym": [("cell left white that should be painted", (255, 0, 0)),
+            ("cell painted that should be white", (0, 0, 255))],
+}
