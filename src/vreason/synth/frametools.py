@@ -140,10 +140,9 @@ def ref_range(ref: np.ndarray, radius: int = 2) -> tuple[np.ndarray, np.ndarray]
     return cv2.erode(ref, k), cv2.dilate(ref, k)
 
 
-def changed(fixed: np.ndarray, rng: tuple[np.ndarray, np.ndarray], level: float, ignore: np.ndarray) -> np.ndarray:
-    """Bool mask of the pixels of a colour-corrected frame (:func:`correct`) that leave the reference's
-    local range (:func:`ref_range`) by more than ``level`` in some channel, outside ``ignore``, with
-    isolated specks removed."""
+def excess(fixed: np.ndarray, rng: tuple[np.ndarray, np.ndarray], ignore: np.ndarray) -> np.ndarray:
+    """Per pixel, how far (largest channel, uint8) a colour-corrected frame (:func:`correct`) leaves the
+    reference's local range (:func:`ref_range`); 0 inside ``ignore``."""
     import cv2
 
     lo, hi = rng
@@ -151,7 +150,27 @@ def changed(fixed: np.ndarray, rng: tuple[np.ndarray, np.ndarray], level: float,
     a, b, c = cv2.split(d)
     m = cv2.max(cv2.max(a, b), c)
     m[ignore] = 0
-    return cv2.morphologyEx((m > level).astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
+    return m
+
+
+def change_measures(fixed: np.ndarray, rng: tuple[np.ndarray, np.ndarray], level: float, ignore: np.ndarray,
+                    block: int = 5) -> tuple[int, int]:
+    """(pixels beyond ``level`` once isolated specks are removed — thin marks; the largest excess held over
+    a whole ``block``×``block`` patch — a solid area recoloured by less than ``level``)."""
+    import cv2
+
+    m = excess(fixed, rng, ignore)
+    thin = cv2.morphologyEx((m > level).astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
+    return int(thin.sum()), int(cv2.erode(m, np.ones((block, block), np.uint8)).max())
+
+
+def changed(fixed: np.ndarray, rng: tuple[np.ndarray, np.ndarray], level: float, ignore: np.ndarray) -> np.ndarray:
+    """Bool mask of the pixels of a colour-corrected frame that leave the reference's local range by more
+    than ``level`` in some channel, outside ``ignore``, with isolated specks removed."""
+    import cv2
+
+    m = (excess(fixed, rng, ignore) > level).astype(np.uint8)
+    return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
 
 
 def correct(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray, affine: bool = False) -> np.ndarray:
@@ -296,12 +315,15 @@ def colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tu
 
 
 def apply_fix(img: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
-    """Undo a per-channel gain/offset with a lookup table (uint8 in and out)."""
+    """Undo a per-channel gain/offset with a lookup table (uint8 in and out). A saturated observation
+    (254, 255) only says the true value was at least its inverse: it stays at the top, where the light
+    backgrounds a brighter exposure clips were."""
     import cv2
 
     levels = np.arange(256, dtype=np.float32)
-    lut = np.clip((levels[:, None] - off[None]) / gain[None], 0, 255).astype(np.uint8)
-    return cv2.LUT(np.ascontiguousarray(img), lut.reshape(256, 1, 3))
+    lut = np.clip((levels[:, None] - off[None]) / gain[None], 0, 255)
+    lut[254:] = np.maximum(lut[254:], levels[254:, None])
+    return cv2.LUT(np.ascontiguousarray(img), lut.astype(np.uint8).reshape(256, 1, 3))
 
 
 def colour_affine(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray, ridge: float = 50.0) -> np.ndarray:

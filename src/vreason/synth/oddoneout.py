@@ -41,6 +41,8 @@ RED_HUE_MARGIN, RED_S_MIN, RED_V_MIN = 10, 110, 80
 CHANGE_LEVEL = 60
 """A pixel has changed when its colour-corrected largest-channel difference from the render exceeds this."""
 CHANGE_PX_MAX = 24
+SOLID_LEVEL = 45
+"""Largest excess a whole 5×5 patch may keep (honest variants measured ≤ 35, a grey shape turned blue 54)."""
 """Most changed pixels (away from edges and the answer ring) any frame may have."""
 
 
@@ -183,18 +185,19 @@ class OddOneOut(TaskFamily):
             return bad
         ref = render_grid(state, cfg)
         frames, shifts = ft.stabilise(frames, ref, box=_static_box(state))
-        worst, worst_frame = _max_board_change(frames, ref, state, cfg)
+        worst, worst_frame, solid = _max_board_change(frames, ref, state, cfg)
         box = _find_box(frames, state)
         checks = {
             "box_found": box["found"],
             "box_shape": box["found"] and box["box_like"],
             "encloses_odd_only": box["found"] and box["enclosed"] == [list(state["odd"])],
             "single_box": box["found"] and box["extra_red_ratio"] <= 0.25,
-            "nothing_else_changed": worst <= CHANGE_PX_MAX,
+            "nothing_else_changed": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL,
         }
         evidence = {"box": box, "odd_cell": list(state["odd"]), "changed_px": worst,
                     "changed_px_frame": worst_frame, "changed_px_limit": CHANGE_PX_MAX,
-                    "change_level": CHANGE_LEVEL, "n_frames": len(frames),
+                    "change_level": CHANGE_LEVEL, "solid_change": solid, "solid_change_limit": SOLID_LEVEL,
+                    "n_frames": len(frames),
                     "camera_shift_max_px": float(np.abs(np.array(shifts)).max())}
         if not box["found"]:
             evidence["reason"] = "no red box in the final frames"
@@ -214,20 +217,22 @@ def _answer_ring(state: dict[str, Any], shape: tuple[int, int]) -> np.ndarray:
 
 
 def _max_board_change(frames: list[np.ndarray], ref: np.ndarray, state: dict[str, Any],
-                      cfg: RenderConfig) -> tuple[int, int]:
+                      cfg: RenderConfig) -> tuple[int, int, int]:
     """Largest number of changed pixels (colour-corrected, away from the reference's edges, outside the
-    answer ring) in any frame: a second mark, a recoloured or replaced shape, a scribble."""
+    answer ring) in any frame: a second mark, a recoloured or replaced shape, a scribble; its frame; and the
+    largest excess held over a 5×5 patch (a shape recoloured subtly)."""
     ring = _answer_ring(state, ref.shape[:2])
     ignore, rng = ring, ft.ref_range(ref)
     size = (cfg.width // 4, cfg.height // 4)
     ref_s = ft.small(ref, size)
     static = ft.small(ring.astype(np.float32), size) < 0.01
-    worst, where = 0, 0
+    worst, where, solid = 0, 0, 0
     for i, fr in enumerate(frames):
-        v = int(ft.changed(ft.correct(fr, ref_s, static), rng, CHANGE_LEVEL, ignore).sum())
+        v, sol = ft.change_measures(ft.correct(fr, ref_s, static), rng, CHANGE_LEVEL, ignore)
+        solid = max(solid, sol)
         if v > worst:
             worst, where = v, i
-    return worst, where
+    return worst, where, solid
 
 
 def _red_mask(frame: np.ndarray) -> np.ndarray:

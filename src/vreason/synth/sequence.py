@@ -42,6 +42,8 @@ filled cell from the right element: 1.5× the largest honest value measured (12.
 CHANGE_LEVEL = 60
 """A pixel has changed when its colour-corrected largest-channel difference from the render exceeds this."""
 CHANGE_PX_MAX = 24
+SOLID_LEVEL = 45
+"""Largest excess a whole 5×5 patch may keep (honest variants measured ≤ 35)."""
 """Most changed pixels (away from the render's edges and the blank card) any frame may have."""
 
 
@@ -245,11 +247,12 @@ class Sequence(TaskFamily):
         pad = state["gap"] // 2
         answer_zone[max(0, my0 - pad):my1 + pad, max(0, mx0 - pad):mx1 + pad] = True
         ignore, rng = answer_zone, ft.ref_range(ref)
-        worst, worst_frame = 0, 0
+        worst, worst_frame, solid = 0, 0, 0
         fixed: list[np.ndarray] = []
         for fi, fr in enumerate(frames):
             fixed.append(ft.correct(fr, ref_small, mask))  # the same correction the answer check uses
-            v = int(ft.changed(fixed[-1], rng, CHANGE_LEVEL, ignore).sum())
+            v, sol = ft.change_measures(fixed[-1], rng, CHANGE_LEVEL, ignore)
+            solid = max(solid, sol)
             if v > worst:
                 worst, worst_frame = v, fi
 
@@ -271,7 +274,7 @@ class Sequence(TaskFamily):
         checks = {
             "cell_filled": names[int(order[0])] != "empty",
             "right_element": int(order[0]) == 0 and d_ans <= 0.8 * d_other and d_ans <= ANSWER_MAX,
-            "others_unchanged": worst <= CHANGE_PX_MAX,
+            "others_unchanged": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL,
         }
         evidence = {
             "distances": {nm: round(d, 2) for nm, d in zip(names, dist, strict=True)},
@@ -279,6 +282,7 @@ class Sequence(TaskFamily):
             "rules": state["rules"],
             "missing_cell": state["missing"], "changed_px": worst, "changed_px_frame": worst_frame,
             "changed_px_limit": CHANGE_PX_MAX, "change_level": CHANGE_LEVEL, "frames_used": k,
+            "solid_change": solid, "solid_change_limit": SOLID_LEVEL,
             "camera_shift_max_px": float(np.abs(np.array(shifts)).max()),
         }
         import cv2
