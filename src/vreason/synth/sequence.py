@@ -38,7 +38,8 @@ LAYOUT = {1: [(0, 0)], 2: [(-1, 0), (1, 0)], 3: [(-1, 0.8), (1, 0.8), (0, -0.9)]
 FEAT = 24
 ANSWER_MAX = 18.0
 """Largest feature distance (mean absolute difference, 0..255, 24×24 features of the corrected frame) of the
-filled cell from the right element: 1.5× the largest honest value measured (12.1, +15% exposure with +6° hue)."""
+filled cell from the right element. Honest variants measured ≤ 5.1 (12.1 before saturated pixels were kept at
+the top when undoing a brighter exposure); wrong elements are rejected by the margin to the next candidate."""
 CHANGE_LEVEL = 60
 """A pixel has changed when its colour-corrected largest-channel difference from the render exceeds this."""
 CHANGE_PX_MAX = 24
