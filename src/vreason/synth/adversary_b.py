@@ -132,7 +132,7 @@ def _odd_with(inst: TaskInstance, cfg: RenderConfig, draw) -> Clip:
     return Clip(frames, cfg.fps)
 
 
-register_honest("oddoneout", one_difficulty=("double_size", "fps24"))
+register_honest("oddoneout", one_difficulty=("double_size", "fps24", "pause_first"))
 
 
 @static_cheat("oddoneout", "thin_second_box")
@@ -219,7 +219,7 @@ def _wrong_cell(inst, cfg, rng):
 
 # ---------------------------------------------------------------- sequence
 
-register_honest("sequence", one_difficulty=("double_size", "fps24"))
+register_honest("sequence", one_difficulty=("double_size", "fps24", "pause_first"))
 
 
 def _seq_other_card(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator, change: str) -> Clip:
