@@ -130,7 +130,7 @@ def _params(rng: np.random.Generator, difficulty: str, cfg: RenderConfig) -> dic
 @family
 class Gravity(TaskFamily):
     name = "gravity"
-    version = "1"
+    version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     directional = True
     process_rule = True
 

@@ -146,7 +146,7 @@ def _specs(rng: np.random.Generator, difficulty: str) -> tuple[str, dict[str, An
 @family
 class OddOneOut(TaskFamily):
     name = "oddoneout"
-    version = "1"
+    version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     directional = True
     process_rule = False
 

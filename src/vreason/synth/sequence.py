@@ -193,7 +193,7 @@ def _fade_in(state: dict[str, Any], first: np.ndarray, full: np.ndarray, cfg: Re
 @family
 class Sequence(TaskFamily):
     name = "sequence"
-    version = "1"
+    version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     directional = True
     process_rule = False
 

@@ -190,7 +190,7 @@ def _scramble(rng: np.random.Generator, target: tuple[int, ...], n: int, k: int)
 @family
 class Sliding(TaskFamily):
     name = "sliding"
-    version = "1"
+    version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     directional = True
     process_rule = True
 
