@@ -27,7 +27,7 @@ setup: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/vreason run synth --name demo --models oracle,static,shortcut,random,noise,reversed --force-new --no-report
 	$(BIN)/vreason report runs/demo
-	@echo "Report written to runs/demo/report/ (open runs/demo/report/report.md)"
+	@echo "Report written to runs/demo/report/ (open runs/demo/report/index.html in a browser, or report.md)"
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -10,7 +10,7 @@ video's own clock in seconds, with the scene's simulation let go at a detected r
 ball "hangs" first, for any time). Checks: start position, the video shows enough motion after the
 release, held still before it, the first fall (gravity), the flights after the first bounce
 (restitution), no teleport, the final position, and the end state held through the last 0.3 s.
-Directional and a process rule. Measured tolerances: docs/suite_validity_b.md.
+Directional and a process rule. Measured tolerances: docs/suite_validity.md.
 """
 
 from __future__ import annotations

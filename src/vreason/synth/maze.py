@@ -15,7 +15,7 @@ dark letterbox bars, tracks the green blob in every frame (HSV) and checks, in c
 * end state — the agent is on the goal in every frame of the last 0.15 s and ≥ 90% of frame 0's
   walls are still there.
 
-Tolerances measured on honest renderings (docs/suite_validity_a.md): re-encoding, half/double
+Tolerances measured on honest renderings (docs/suite_validity.md): re-encoding, half/double
 size, exposure ±15%, hue ±6°, a 2-px shake and letterboxing move the tracked centre by < 0.1 cell
 and keep walls dark (V ≤ 30 < 70) and the agent green. Score = progress along the maze
 (1 − remaining graph distance / initial distance), halved when a process check fails, 0 unless the

@@ -15,7 +15,7 @@ has a direction (a reversed video ends without a box) but no process rule (a cut
 is a valid answer).
 
 Tolerances (measured through H.264 and the scorer on seeds 20261122, 1, 2, 3 — see
-docs/suite_validity_b.md): honest variants (8/24 fps, half/double size, ±15% exposure with ±6° hue,
+docs/suite_validity.md): honest variants (8/24 fps, half/double size, ±15% exposure with ±6° hue,
 2-px shake, letterbox, a pause) leave at most 4 changed pixels; the cheats above leave 279–3285.
 """
 

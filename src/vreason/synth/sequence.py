@@ -13,7 +13,7 @@ nearest, by a margin (≤ 0.8 × the next) and within ``ANSWER_MAX``. The other 
 any frame: at most ``CHANGE_PX_MAX`` pixels outside the blank card may leave the render's 2-px
 neighbourhood range by more than ``CHANGE_LEVEL`` (another card changing colour or shape, a pen
 stroke). Directional (a reversed video ends empty); no process rule (a cut to the completed row is a
-valid answer). Measured tolerances: docs/suite_validity_b.md.
+valid answer). Measured tolerances: docs/suite_validity.md.
 """
 
 from __future__ import annotations

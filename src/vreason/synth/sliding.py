@@ -13,7 +13,7 @@ and change by single legal moves (a tile next to the blank slides into it; two t
 each other is not one). Between two arrangements the moving tile must be seen gliding (intermediate
 positions matched against renders of the tile part-way), with no other tile changing: a cut or a
 fade fails. Settled frames must show nothing the render of their reading does not (marks, scribbles).
-Measured tolerances: docs/suite_validity_b.md.
+Measured tolerances: docs/suite_validity.md.
 """
 
 from __future__ import annotations

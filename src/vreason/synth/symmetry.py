@@ -14,7 +14,7 @@ grey, black or wrongly coloured cell is neither painted right nor white. Checks,
 * final exact — every frame of the last 0.15 s shows each target cell painted in its wanted
   colour, every other cell white (the picture must last to the end).
 
-Tolerances (measured, docs/suite_validity_a.md): H.264, half/double size, exposure ±15%, hue ±6°,
+Tolerances (measured, docs/suite_validity.md): H.264, half/double size, exposure ±15%, hue ±6°,
 a 2-px shake and letterboxing leave honest cells 100% painted / white (the 10% inset keeps codec
 edges out), so the 70% / 85% thresholds have ≥ 15 points of margin; a dot of 0.3 cell covers < 40%.
 The RISE-Video reading (mean colour, white when S < 30 and V > 200) is kept in the evidence.
