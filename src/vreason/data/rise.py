@@ -18,7 +18,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, field_with_bad_text, load_error
+from vreason.data.loaderrors import (
+    WHOLE_RECORD,
+    decode_utf8,
+    field_with_bad_text,
+    json_items_with_lines,
+    load_error,
+)
 from vreason.records import Mode, RubricItem, Sample, check_safe_id
 
 # task_id prefix → (category slug, display name as in the paper's Table 2)
@@ -205,22 +211,6 @@ def _record_to_sample(rec: Any, folder: str, check_files: bool) -> Sample:
     )
 
 
-def _items_with_lines(text: str, records: list[Any]) -> list[int]:
-    """The line on which each item of the (already validated) top-level JSON list starts."""
-    dec = json.JSONDecoder()
-    lines: list[int] = []
-    pos = text.index("[") + 1
-    line, counted = 1, 0
-    for _ in records:
-        while text[pos] in " \t\r\n,":
-            pos += 1
-        line += text.count("\n", counted, pos)
-        counted = pos
-        lines.append(line)
-        _, pos = dec.raw_decode(text, pos)
-    return lines
-
-
 def load_rise(data: str, *, check_files: bool = True) -> RiseLoad:
     """Load every record of the dataset at ``data`` (folder or JSON file).
 
@@ -239,7 +229,7 @@ def load_rise(data: str, *, check_files: bool = True) -> RiseLoad:
         raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
     if not isinstance(records, list):
         raise ValueError(f"{path}: expected a JSON list of records, got {type(records).__name__}")
-    lines = _items_with_lines(text, records)
+    lines = json_items_with_lines(text, records)
     out = RiseLoad(json_path=path)
     seen: set[str] = set()
     for i, rec in enumerate(records):

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from vreason.synth.adversary import Clip, variant
+from vreason.synth.adversary_honest import letterbox, shake
 from vreason.synth.base import RenderConfig, TaskInstance
 
 # ---------------------------------------------------------------- honest transforms (any family)
@@ -45,31 +46,6 @@ def hue_shift(frames: list[np.ndarray], degrees: float) -> list[np.ndarray]:
         hsv = cv2.cvtColor(f, cv2.COLOR_RGB2HSV_FULL).astype(np.int16)
         hsv[..., 0] = (hsv[..., 0] + int(round(degrees * 256 / 360))) % 256
         out.append(cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2RGB_FULL))
-    return out
-
-
-def shake(frames: list[np.ndarray], rng: np.random.Generator, px: int = 2) -> list[np.ndarray]:
-    """A hand-held camera: every frame shifted by up to ``px`` pixels (the first one too)."""
-    import cv2
-
-    out = []
-    for f in frames:
-        dx, dy = (int(v) for v in rng.integers(-px, px + 1, 2))
-        m = np.float32([[1, 0, dx], [0, 1, dy]])
-        out.append(cv2.warpAffine(f, m, (f.shape[1], f.shape[0]), borderMode=cv2.BORDER_REPLICATE))
-    return out
-
-
-def letterbox(frames: list[np.ndarray], aspect: float = 4 / 3) -> list[np.ndarray]:
-    """The 16:9 picture inside a 4:3 frame with black bars above and below."""
-    h, w = frames[0].shape[:2]
-    big_h = int(round(w / aspect)) // 2 * 2
-    top = (big_h - h) // 2
-    out = []
-    for f in frames:
-        canvas = np.zeros((big_h, w, 3), np.uint8)
-        canvas[top:top + h] = f
-        out.append(canvas)
     return out
 
 
@@ -105,7 +81,7 @@ def register_honest(family: str, skip: tuple[str, ...] = (), one_difficulty: tup
         "half_size_darker15_hue_minus6": lambda i, c, r: Clip(hue_shift(exposure(resize(i.solution, 0.5), 0.85),
                                                                          -6), c.fps),
         "brighter15_hue_plus6": lambda i, c, r: Clip(hue_shift(exposure(i.solution, 1.15), 6), c.fps),
-        "shake2px": lambda i, c, r: Clip(shake(i.solution, r), c.fps),
+        "shake2px": lambda i, c, r: Clip(shake(i.solution, r, first_too=True), c.fps),
         "letterbox": lambda i, c, r: Clip(letterbox(i.solution), c.fps),
         "pause_first": lambda i, c, r: Clip(hold_first(i.solution, 0.5, c.fps), c.fps),
         "double_size": lambda i, c, r: Clip(resize(i.solution, 2.0), c.fps),

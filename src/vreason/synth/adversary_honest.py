@@ -45,12 +45,14 @@ def hue_shift(frames: list[np.ndarray], degrees: float) -> list[np.ndarray]:
     return out
 
 
-def shake(frames: list[np.ndarray], rng: np.random.Generator, px: int = 2) -> list[np.ndarray]:
-    """Every frame but the first moved by a random whole-pixel offset of up to ``px`` (edges replicated)."""
+def shake(frames: list[np.ndarray], rng: np.random.Generator, px: int = 2, *,
+          first_too: bool = False) -> list[np.ndarray]:
+    """Every frame but the first (``first_too``: every frame) moved by a random whole-pixel offset of up
+    to ``px`` (edges replicated): a hand-held camera."""
     import cv2
 
-    out = [frames[0]]
-    for f in frames[1:]:
+    out = [] if first_too else [frames[0]]
+    for f in (frames if first_too else frames[1:]):
         dx, dy = (int(v) for v in rng.integers(-px, px + 1, 2))
         m = np.float32([[1, 0, dx], [0, 1, dy]])
         out.append(cv2.warpAffine(f, m, (f.shape[1], f.shape[0]), borderMode=cv2.BORDER_REPLICATE))
