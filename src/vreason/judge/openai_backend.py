@@ -162,7 +162,9 @@ class OpenAIJudge(Judge):
         reasoning: bool | None = None,
         drop_params: list[str] | tuple[str, ...] = (),
         extra_body: dict[str, Any] | None = None,
+        require_key: bool = True,
     ):
+        """``require_key=False`` (a dry run, which sends nothing) builds the judge without an API key."""
         if not model:
             raise ConfigError("openai judge: a model name is required")
         self.model = model
@@ -173,6 +175,8 @@ class OpenAIJudge(Judge):
         if not self._api_key:
             if urlparse(self.base_url).hostname in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
                 self._api_key = "EMPTY"  # local servers (vLLM, Ollama) accept any key
+            elif not require_key:
+                self._api_key = None
             else:
                 raise ConfigError(
                     f"judge {provider}:{model}: set the API key in the environment variable {api_key_env}"

@@ -124,7 +124,8 @@ def _load_yaml(path: str) -> dict[str, Any]:
     return data
 
 
-def build_backend(cfg: dict[str, Any]) -> Judge:
+def build_backend(cfg: dict[str, Any], *, require_key: bool = True) -> Judge:
+    """The backend for a parsed judge config; ``require_key=False`` (dry runs) accepts a missing API key."""
     backend = str(cfg.get("backend", "")).lower()
     if backend in ("openai", "gemini", "vllm"):
         from vreason.judge.openai_backend import OpenAIJudge
@@ -149,6 +150,7 @@ def build_backend(cfg: dict[str, Any]) -> Judge:
             reasoning=cfg.get("reasoning"),
             drop_params=cfg.get("drop_params") or (),
             extra_body=cfg.get("extra_body"),
+            require_key=require_key,
         )
         if cfg.get("timeout") is not None:
             kw["timeout"] = float(cfg["timeout"])
@@ -211,7 +213,7 @@ def make_judge(
     Arguments override the YAML's values.
     """
     cfg = dict(spec) if isinstance(spec, dict) else parse_spec(spec)
-    judge = build_backend(cfg)
+    judge = build_backend(cfg, require_key=not dry_run)
     conc = max_concurrency or cfg.get("max_concurrency") or (1 if cfg["backend"] == "transformers" else 8)
     limiter = shared_limiter(_endpoint_key(judge), int(conc), rpm if rpm is not None else cfg.get("rpm"))
     if retry is None:

@@ -18,7 +18,7 @@ from rich.text import Text
 from vreason.errors import ConfigError
 from vreason.records import Sample, Score, Video, VideoStatus
 from vreason.registry import benchmarks, load_builtins
-from vreason.runner import checks, outcome, work
+from vreason.runner import checks, outcome
 from vreason.runner.executor import Job, LocalExecutor
 from vreason.runner.guard import RunLock, check_plan, check_samples, clear_run_dir, fingerprint, plan_of
 from vreason.runner.progress import make_progress
@@ -413,6 +413,5 @@ class Runner:
         opts.setdefault("cache_path", os.path.join(self.store.run_dir, "judge_cache.sqlite"))
         out = {}
         for role, spec in self.cfg.judges.items():
-            with work.placeholder_key(spec, self.cfg.dry_run):
-                out[role] = make_judge(spec, **opts)
+            out[role] = make_judge(spec, **opts)  # a dry run needs no API key: it sends nothing
         return out

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import traceback
-from collections.abc import Iterator
 from typing import Any
 
 from vreason.errors import VideoError
@@ -55,26 +52,3 @@ def _io_factory(scorer: Scorer, sample: Sample, video: Video, ctx: ScoreContext)
 
 
 
-DRY_RUN_KEY = "dry-run-sends-nothing"
-_KEY_ENVS = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "vllm": "VLLM_API_KEY"}
-
-
-@contextlib.contextmanager
-def placeholder_key(spec: str, dry_run: bool) -> Iterator[None]:
-    """A dry run needs no API key: while its judge is built, a missing key variable holds a placeholder
-    (the dry-run client never sends a request); the environment is restored right after."""
-    name = None
-    if dry_run:
-        from vreason.judge.spec import parse_spec
-
-        cfg = parse_spec(spec)
-        name = cfg.get("api_key_env") or _KEY_ENVS.get(str(cfg.get("backend")))
-        if not name or os.environ.get(name):
-            name = None
-    if name:
-        os.environ[name] = DRY_RUN_KEY
-    try:
-        yield
-    finally:
-        if name:
-            os.environ.pop(name, None)
