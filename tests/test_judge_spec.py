@@ -143,3 +143,16 @@ def test_loopback_server_scripts():
         c = srv.client()
         assert asyncio.run(c.ask(JudgeRequest([TextPart("yes")]), parsers.yes_no())).value is True
         assert c.identity == f"vllm:loopback@127.0.0.1:{srv.port}"
+
+
+def test_missing_api_key_refuses_a_real_judge_but_not_a_dry_run(monkeypatch):
+    import os
+
+    from vreason.judge.spec import make_judge
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+        make_judge("openai:gpt-5")
+    client = make_judge("openai:gpt-5", dry_run=True)  # sends nothing, so needs no key
+    assert client is not None
+    assert "OPENAI_API_KEY" not in os.environ  # and no key was placed in the environment
