@@ -323,6 +323,9 @@ def _register_subcommands() -> None:
 
     data_cmds.register(app)
     view_cmd.register(app)
+    from vreason.cli import human_cmds
+
+    human_cmds.register(app)
     app.add_typer(synth_cmds.synth_app, name="synth")
     app.add_typer(ruler_cmds.ruler_app, name="ruler")
 
