@@ -1,0 +1,170 @@
+"""Which automatic score a human rubric label is compared with: the mapping table, per protocol.
+
+A :class:`~vreason.human.records.RubricLabel` names a protocol metric (``rise:tc``); :data:`METRIC_LINKS`
+says which scorer and metric of the run's :class:`~vreason.records.Score` records it meets, on which native
+scale the paper compares them, whether the scale is a set of discrete labels (for ACC and κ), and where the
+judge's value is read:
+
+* ``value`` — the score's value, one per video (the label's ``item`` is ignored: every annotator's label of
+  that video and metric enters the human consensus);
+* ``passed`` — the score's pass flag as 1/0 (the built-in suite's pass/fail);
+* ``ruler_question`` — RULER's per-question label in the score's evidence (``details.questions`` ids with
+  ``details.labels``; Good/Medium/Poor → 2/1/0 as the released ``score_map``), matched on the label's
+  ``item`` = the question's rubric id;
+* ``mmecof_step`` — MME-CoF-Pro's per-step verdict in the evidence (``details.steps``: ``completed`` 1/0),
+  matched on ``item`` = the step's rubric id. A step whose reply did not parse is unscored even when the
+  video's score as a whole is unscored only because of another step.
+
+Native values on both sides are taken from ``normalized`` when it is set (``lo + normalized·(hi − lo)``), so
+a label stored as 2/1/0 and a score stored as 100/50/0 meet on one scale; otherwise from ``value``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from vreason.records import Score
+
+Source = Literal["value", "passed", "ruler_question", "mmecof_step"]
+Key = tuple[str, str, int, str]
+"""(sample_id, model, seed, item); item is ``""`` for per-video metrics."""
+
+
+@dataclass(frozen=True)
+class MetricLink:
+    label_metric: str
+    scorers: tuple[str, ...]
+    metric: str
+    lo: float
+    hi: float
+    levels: tuple[float, ...] | None
+    source: Source
+    paper: str
+
+    @property
+    def per_item(self) -> bool:
+        return self.source in ("ruler_question", "mmecof_step")
+
+    def native(self, value: float | None, normalized: float | None) -> float | None:
+        if normalized is not None:
+            return self.lo + float(normalized) * (self.hi - self.lo)
+        return None if value is None else float(value)
+
+    def normalized(self, value: float | None, normalized: float | None) -> float | None:
+        if normalized is not None:
+            return float(normalized)
+        return None if value is None else (float(value) - self.lo) / (self.hi - self.lo)
+
+
+_LIKERT5 = (1.0, 2.0, 3.0, 4.0, 5.0)
+METRIC_LINKS: dict[str, MetricLink] = {link.label_metric: link for link in (
+    # RISE-Video, Table 3: MAE / STD against the mean of the annotators, native scale per metric
+    MetricLink("rise:ra", ("rise_ra", "rise_puzzle"), "ra", 0.0, 1.0, None, "value", "RISE Table 3 (RA, 0–1)"),
+    MetricLink("rise:tc", ("rise_tc",), "tc", 1.0, 5.0, _LIKERT5, "value", "RISE Table 3 (TC, 1–5)"),
+    MetricLink("rise:pr", ("rise_pr",), "pr", 1.0, 5.0, _LIKERT5, "value", "RISE Table 3 (PR, 1–5)"),
+    MetricLink("rise:vq", ("rise_vq",), "vq", 1.0, 3.0, (1.0, 2.0, 3.0), "value", "RISE Table 3 (VQ, 1–3)"),
+    # RULER-Bench, Table 3: ACC / KRCC / SRCC / PLCC per checklist question (Good/Medium/Poor → 2/1/0)
+    MetricLink("ruler:checklist", ("ruler_checklist",), "*", 0.0, 2.0, (0.0, 1.0, 2.0), "ruler_question",
+               "RULER Table 3 (per question)"),
+    *(MetricLink(f"ruler:{code.lower()}", ("ruler_checklist",), code, 0.0, 100.0, None, "value",
+                 f"RULER metric {code} (0–100)") for code in ("IF", "VC", "VF", "RC")),
+    # MME-CoF-Pro: judge-human agreement per reasoning step, and the Reasoning Score per video
+    MetricLink("mmecof:step", ("mmecof_rs",), "RS", 0.0, 1.0, (0.0, 1.0), "mmecof_step",
+               "MME-CoF-Pro step satisfied (0/1)"),
+    MetricLink("mmecof:rs", ("mmecof_rs",), "RS", 0.0, 100.0, None, "value", "MME-CoF-Pro RS (0–100)"),
+    # the built-in suite: the verifier's score and its pass/fail
+    MetricLink("synth:score", ("synth-verifier",), "score", 0.0, 1.0, None, "value", "built-in suite score"),
+    MetricLink("synth:pass", ("synth-verifier",), "score", 0.0, 1.0, (0.0, 1.0), "passed",
+               "built-in suite pass/fail"),
+)}
+
+
+@dataclass
+class JudgeCell:
+    """What the automatic scorer said about one key: ``ok`` with native/normalised values, or why not."""
+
+    status: str
+    native: float | None = None
+    norm: float | None = None
+    judge: str = ""
+    reason: str = ""
+
+
+def _judge_name(s: Score) -> str:
+    return s.evidence.judge.judge if s.evidence.judge else s.scorer
+
+
+def _merge(cells: dict[Key, list[JudgeCell]]) -> dict[Key, JudgeCell]:
+    """Several scores on one key: the mean of the ok ones; else ``error`` before ``unscored``."""
+    out: dict[Key, JudgeCell] = {}
+    for key, cs in cells.items():
+        ok = [c for c in cs if c.status == "ok"]
+        if ok:
+            out[key] = JudgeCell("ok", sum(c.native for c in ok) / len(ok), sum(c.norm for c in ok) / len(ok),
+                                 ", ".join(sorted({c.judge for c in ok})))
+        else:
+            bad = next((c for c in cs if c.status == "error"), cs[0])
+            out[key] = bad
+    return out
+
+
+def judge_cells(link: MetricLink, scores: Sequence[Score]) -> tuple[dict[Key, JudgeCell], dict[Key, JudgeCell]]:
+    """The judge's cells for ``link``: ``(per_key, per_video_failures)``. ``per_video_failures`` holds the
+    non-ok scores of per-item links that carry no item detail (they fail every item of that video)."""
+    cells: dict[Key, list[JudgeCell]] = {}
+    video_fail: dict[Key, list[JudgeCell]] = {}
+    for s in scores:
+        if s.scorer not in link.scorers or (link.metric != "*" and not link.per_item and s.metric != link.metric):
+            continue
+        vid = (s.sample_id, s.model, s.seed, "")
+        name = _judge_name(s)
+        if link.source in ("value", "passed"):
+            if s.status.value != "ok":
+                cells.setdefault(vid, []).append(JudgeCell(s.status.value, judge=name, reason=s.reason or ""))
+            elif link.source == "passed" and s.passed is None:
+                cells.setdefault(vid, []).append(JudgeCell("unscored", judge=name, reason="no pass verdict"))
+            else:
+                v = float(s.passed) if link.source == "passed" else s.value
+                n = float(s.passed) if link.source == "passed" else s.normalized
+                cells.setdefault(vid, []).append(JudgeCell("ok", link.native(v, n), link.normalized(v, n), name))
+            continue
+        for item, cell in _item_cells(link, s, name):
+            cells.setdefault((s.sample_id, s.model, s.seed, item), []).append(cell)
+        if s.status.value != "ok" and not _has_items(link, s):
+            video_fail.setdefault(vid, []).append(JudgeCell(s.status.value, judge=name, reason=s.reason or ""))
+    if link.source == "ruler_question":  # the four metric scores of a unit repeat the same labels: keep one
+        cells = {k: v[:1] if all(c.status == "ok" for c in v) else v for k, v in cells.items()}
+    return _merge(cells), _merge(video_fail)
+
+
+def _has_items(link: MetricLink, s: Score) -> bool:
+    d = s.evidence.details
+    return bool(d.get("questions")) if link.source == "ruler_question" else bool(d.get("steps"))
+
+
+def _item_cells(link: MetricLink, s: Score, name: str) -> list[tuple[str, JudgeCell]]:
+    d = s.evidence.details
+    out: list[tuple[str, JudgeCell]] = []
+    if link.source == "ruler_question":
+        from vreason.protocols.ruler import LABEL_SCORE
+
+        questions, labels = d.get("questions") or [], d.get("labels")
+        for k, q in enumerate(questions):
+            if s.status.value == "ok" and labels is not None and k < len(labels) and labels[k] in LABEL_SCORE:
+                v = float(LABEL_SCORE[labels[k]])
+                out.append((str(q.get("id", k)), JudgeCell("ok", v, v / link.hi, name)))
+            else:
+                out.append((str(q.get("id", k)), JudgeCell(s.status.value if s.status.value != "ok" else "unscored",
+                                                           judge=name, reason=s.reason or "no label")))
+    else:
+        for k, step in enumerate(d.get("steps") or []):
+            item = str(step.get("id", k))
+            if step.get("ok") and "completed" in step:
+                v = 1.0 if step["completed"] else 0.0
+                out.append((item, JudgeCell("ok", v, v, name)))
+            else:
+                out.append((item, JudgeCell("unscored", judge=name,
+                                            reason=str(step.get("unscored_reason") or s.reason or "no verdict"))))
+    return out
