@@ -319,10 +319,11 @@ def export(
 
 
 def _register_subcommands() -> None:
-    from vreason.cli import data_cmds, ruler_cmds, synth_cmds, view_cmd
+    from vreason.cli import data_cmds, ruler_cmds, stats_cmds, synth_cmds, view_cmd
 
     data_cmds.register(app)
     view_cmd.register(app)
+    stats_cmds.register(app)
     from vreason.cli import human_cmds
 
     human_cmds.register(app)
