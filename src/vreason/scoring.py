@@ -50,6 +50,10 @@ class Scorer(ABC):  # noqa: B024 - either score() or ascore() is overridden
     version: ClassVar[str] = "1"
     kind: ClassVar[Literal["cpu", "io"]] = "cpu"
     metrics: ClassVar[tuple[str, ...]] = ()
+    resources: ClassVar[dict[str, Any]] = {"num_cpus": 1}
+    """What one unit needs under ``--executor ray``: ``num_cpus``, ``num_gpus``, ``memory`` (bytes); with
+    ``actor: True`` (or any ``num_gpus``) the scorer is loaded once per Ray actor (``actors: N``) and reused
+    across units. The local executor ignores it."""
 
     def applies(self, sample: Sample) -> bool:
         """Whether this scorer scores this sample at all (e.g. PR skips RISE's logical tasks)."""

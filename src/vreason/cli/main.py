@@ -188,6 +188,14 @@ def run(
     force_new: bool = typer.Option(False, "--force-new", help="Empty RUNS/<name> first instead of resuming (needed "
                                    "to re-use a name with other settings)."),
     report: bool = typer.Option(True, "--report/--no-report", help="Aggregate and write the report at the end."),
+    executor: str = typer.Option("local", "--executor", help="Where CPU units run: local (process pool) or ray "
+                                 "(extra ray; see docs/scale.md). Not a plan change."),
+    ray_address: str = typer.Option(None, "--ray-address", help="With --executor ray: auto or ray://host:10001 "
+                                    "for a running cluster.", show_default="a local Ray instance"),
+    ray_temp_dir: str = typer.Option(None, "--ray-temp-dir", help="Temporary folder of a local Ray instance.",
+                                     show_default="RUNS/<name>/ray"),
+    ray_ship_videos: bool = typer.Option(False, "--ray-ship-videos", help="With --executor ray: workers send "
+                                         "videos (and debug images) back as bytes (no shared filesystem)."),
 ) -> None:
     """Run a protocol end to end: import-or-generate → score → aggregate. Resumable: the same
     command again skips finished units; other settings on the same --name are refused.
@@ -214,6 +222,7 @@ def run(
         judge_options={"no_cache": no_cache, "refresh": refresh} if judges else {}, dry_run=dry_run,
         workers=workers, retry_failed=retry_failed, limit=limit,
         videos_dir=videos, convention=convention, manifest=manifest, aggregate=report, force_new=force_new,
+        executor=executor, ray_address=ray_address, ray_temp_dir=ray_temp_dir, ray_ship_videos=ray_ship_videos,
     )
     summary = Runner(cfg, console=console).run()
     _print_summary(summary.as_dict())

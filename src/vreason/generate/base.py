@@ -18,6 +18,10 @@ class Generator(ABC):
     name: ClassVar[str] = ""
     version: ClassVar[str] = "1"
     kind: ClassVar[Literal["cpu", "io"]] = "cpu"
+    resources: ClassVar[dict[str, Any]] = {"num_cpus": 1}
+    """What one video needs under ``--executor ray``: ``num_cpus``, ``num_gpus``, ``memory`` (bytes); with
+    ``actor: True`` (or any ``num_gpus``) the generator (its model) is loaded once per Ray actor
+    (``actors: N``) and reused across videos. The local executor ignores it."""
 
     def __init__(self, **params: Any):
         self.params = params

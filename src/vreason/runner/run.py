@@ -51,6 +51,13 @@ class RunConfig:
     """Judges count requests/images/tokens/cost without sending; nothing is generated or stored."""
     force_new: bool = False
     """Empty the run folder (under its lock) instead of resuming."""
+    executor: str = "local"
+    """``local`` (process pool) or ``ray`` (:mod:`vreason.runner.ray_executor`); not part of the plan."""
+    ray_address: str | None = None
+    """``None``: a local Ray instance; ``auto`` or ``ray://host:10001``: a running cluster."""
+    ray_temp_dir: str | None = None
+    ray_ship_videos: bool = False
+    """Workers send video bytes back (no shared filesystem) instead of writing into the run folder."""
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -349,7 +356,7 @@ class Runner:
         self.store.start({**self.cfg.as_dict(), "plan_fingerprint": fingerprint(self.plan),
                           "resolved_options": self.protocol.resolved_options()},
                          command=f"run {self.cfg.protocol}")
-        executor = LocalExecutor(self.cfg.workers, self.cfg.io_concurrency)
+        executor = self._executor()
         status = "ok"
         try:
             samples = self.load()
@@ -384,6 +391,17 @@ class Runner:
             self.store.finish(status, redact(self.summary.as_dict()))
             self.store.close()
         return self.summary
+
+    def _executor(self) -> Any:
+        if self.cfg.executor == "local":
+            return LocalExecutor(self.cfg.workers, self.cfg.io_concurrency)
+        if self.cfg.executor == "ray":
+            from vreason.runner.ray_executor import RayExecutor
+
+            return RayExecutor(self.store.run_dir, self.cfg.ray_address, temp_dir=self.cfg.ray_temp_dir,
+                               ship_videos=self.cfg.ray_ship_videos, workers=self.cfg.workers,
+                               io_concurrency=self.cfg.io_concurrency)
+        raise ConfigError(f"--executor {self.cfg.executor!r}: expected local or ray")
 
     async def _run_async(self, samples: list[Sample], executor: LocalExecutor) -> None:
         judges = await self._open_judges()
