@@ -148,7 +148,7 @@ def _human_values(link: MetricLink, labels: Sequence[RubricLabel]) -> dict[Key, 
     for lab in sorted(labels, key=lambda x: x.created):
         if lab.skipped or lab.value is None:
             continue
-        native = link.native(lab.value, lab.normalized) if lab.normalized is not None else float(lab.value)
+        native = link.native(lab.value, lab.normalized)
         norm = link.normalized(lab.value, lab.normalized)
         out.setdefault(_label_key(link, lab), {})[lab.annotator] = (native, norm)
     return out
@@ -243,7 +243,7 @@ def _fallback_link(metric: str, labels: Sequence[RubricLabel]) -> MetricLink:
     vals = sorted({float(lab.value) for lab in labels if lab.value is not None})
     lo, hi = (vals[0], vals[-1]) if vals else (0.0, 1.0)
     return MetricLink(metric, (), "", lo, hi if hi > lo else lo + 1.0, tuple(vals) if 1 < len(vals) <= 11 else None,
-                      "value", "no judge metric mapped")
+                      "value", "no judge metric mapped", from_normalized=False)
 
 
 # ---------------------------------------------------------------------------------------------- tables

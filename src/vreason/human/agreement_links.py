@@ -42,13 +42,15 @@ class MetricLink:
     levels: tuple[float, ...] | None
     source: Source
     paper: str
+    from_normalized: bool = True
+    """Read native values from ``normalized`` when set (False: from ``value``, for unmapped metrics)."""
 
     @property
     def per_item(self) -> bool:
         return self.source in ("ruler_question", "mmecof_step")
 
     def native(self, value: float | None, normalized: float | None) -> float | None:
-        if normalized is not None:
+        if normalized is not None and (self.from_normalized or value is None):
             return self.lo + float(normalized) * (self.hi - self.lo)
         return None if value is None else float(value)
 
