@@ -273,3 +273,22 @@ def test_export_and_import_round_trip_with_a_bad_row(run_dir, tmp_path):
         assert f"{n_all} annotation(s) imported, 1 row(s) skipped" in res.output
         with AnnotationStore(run_dir) as a, AnnotationStore(other) as b:
             assert [r.model_dump() for r in a.all()] == [r.model_dump() for r in b.all()]
+
+
+def test_protocol_questions_on_native_scales():
+    from vreason.human.questions import questions_for
+    from vreason.records import RubricItem, Sample
+
+    items = [RubricItem(text="q0", dimension="Rule Coherence"), RubricItem(text="q1", kind="step"),
+             RubricItem(text="q2", kind="step")]
+    s = Sample(id="s", benchmark="b", rubric=items)
+    rise = questions_for("rise", s, {"tc", "vq", "ra"})  # pr not scored for this video: not asked
+    assert [(q.metric, q.item) for q in rise] == [("rise:tc", ""), ("rise:vq", ""), ("rise:ra", "0"),
+                                                  ("rise:ra", "1"), ("rise:ra", "2")]
+    assert [c[0] for c in rise[0].choices] == [1, 2, 3, 4, 5] and [c[0] for c in rise[1].choices] == [1, 2, 3]
+    ruler = questions_for("ruler", s, set())
+    assert ruler[0].metric == "ruler:RC" and [c[1] for c in ruler[0].choices] == ["Good", "Medium", "Poor"]
+    assert ruler[0].normalized(1.0) == 0.5
+    assert [(q.metric, q.item) for q in questions_for("mmecof", s, {"RS"})] == [("mmecof:RS", "1"), ("mmecof:RS", "2")]
+    (synth,) = questions_for("synth", s, {"score"})
+    assert synth.metric == "synth:pass" and synth.normalized(0.0) == 0.0 and synth.normalized(1.0) == 1.0
