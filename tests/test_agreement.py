@@ -126,18 +126,36 @@ def test_ruler_questions_and_mmecof_steps_from_evidence():
     scores = [score("r", 50.0, scorer="ruler_checklist", metric=m, lo=0, hi=100, details=details)
               for m in ("IF", "RC")]
     cells, _ = judge_cells(METRIC_LINKS["ruler:checklist"], scores)
-    assert {k[3]: c.native for k, c in cells.items()} == {"q1": 2.0, "q2": 1.0, "q3": 0.0}
+    # each question under its checklist index and its rubric id
+    assert {k[3]: c.native for k, c in cells.items()} == {"q1": 2.0, "q2": 1.0, "q3": 0.0, "0": 2.0, "1": 1.0,
+                                                          "2": 0.0}
     labels = [label("r", v, metric="ruler:checklist", item=q, lo=0, hi=2) for q, v in (("q1", 2), ("q2", 1),
                                                                                         ("q3", 1))]
     row = judge_agreement(METRIC_LINKS["ruler:checklist"], labels, scores, n_boot=0)
     assert row["n"] == 3 and row["acc"] == pytest.approx(2 / 3)
+    # per metric code, items by checklist index (the annotation app's convention): RC = questions 1 and 2
+    rc = [label("r", v, metric="ruler:RC", item=i, lo=0, hi=2) for i, v in (("1", 1), ("2", 0), ("0", 2))]
+    row = judge_agreement(METRIC_LINKS["ruler:RC"], rc, scores, n_boot=0)
+    assert row["n"] == 2 and row["acc"] == 1.0 and row["no_judge"] == 1  # item 0 is an IF question
     steps = [{"id": "st1", "ok": True, "completed": True}, {"id": "st2", "ok": False, "unscored_reason": "x"},
              {"id": "st3", "ok": True, "completed": False}]
     mm = [score("v", None, scorer="mmecof_rs", metric="RS", status="unscored", details={"steps": steps})]
-    labels = [label("v", v, metric="mmecof:step", item=i, lo=0, hi=1) for i, v in (("st1", 1), ("st2", 1),
-                                                                                    ("st3", 1))]
-    row = judge_agreement(METRIC_LINKS["mmecof:step"], labels, mm, n_boot=0)
+    # the annotation app records a step by its 1-based index
+    labels = [label("v", v, metric="mmecof:RS", item=i, lo=0, hi=1) for i, v in (("1", 1), ("2", 1), ("3", 1))]
+    row = judge_agreement(METRIC_LINKS["mmecof:RS"], labels, mm, n_boot=0)
     assert row["n"] == 2 and row["acc"] == pytest.approx(0.5) and row["judge_unscored"] == 1
+
+
+def test_rise_ra_yes_no_answers_average_per_annotator():
+    # the judge's RA = share of yes answers; an annotator answers each question yes (1) / no (0)
+    scores = [score("s0", 0.5, scorer="rise_ra", metric="ra", lo=0, hi=1),
+              score("s1", 1.0, scorer="rise_puzzle", metric="ra", lo=0, hi=1)]
+    labels = [label("s0", v, metric="rise:ra", item=str(i), lo=0, hi=1, who=w)
+              for w, answers in (("a", (1, 0)), ("b", (1, 1))) for i, v in enumerate(answers)]
+    labels += [label("s1", 1, metric="rise:ra", item="0", lo=0, hi=1)]
+    row = judge_agreement(METRIC_LINKS["rise:ra"], labels, scores, n_boot=0)
+    # s0: a → 0.5, b → 1.0, consensus 0.75 vs judge 0.5; s1: 1 vs 1 → MAE = 0.125
+    assert row["n"] == 2 and row["mae"] == pytest.approx(0.125) and row["n_labels"] == 3
 
 
 def test_cohen_kappa_textbook():

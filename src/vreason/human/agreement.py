@@ -143,15 +143,20 @@ def _label_key(link: MetricLink, lab: RubricLabel) -> Key:
 
 
 def _human_values(link: MetricLink, labels: Sequence[RubricLabel]) -> dict[Key, dict[str, tuple[float, float]]]:
-    """Per key: annotator → (native, normalized); an annotator's repeated label on a key: the latest counts."""
-    out: dict[Key, dict[str, tuple[float, float]]] = {}
+    """Per key: annotator → (native, normalized). An annotator's repeated label on one item: the latest counts;
+    on a per-video link, an annotator's labels on several items of the video are averaged (RISE RA: the
+    share of yes answers)."""
+    latest: dict[tuple[Key, str, str], tuple[float, float]] = {}
     for lab in sorted(labels, key=lambda x: x.created):
         if lab.skipped or lab.value is None:
             continue
         native = link.native(lab.value, lab.normalized)
-        norm = link.normalized(lab.value, lab.normalized)
-        out.setdefault(_label_key(link, lab), {})[lab.annotator] = (native, norm)
-    return out
+        latest[(_label_key(link, lab), lab.annotator, lab.item)] = (native, link.normalized(lab.value, lab.normalized))
+    grouped: dict[Key, dict[str, list[tuple[float, float]]]] = {}
+    for (key, who, _), v in latest.items():
+        grouped.setdefault(key, {}).setdefault(who, []).append(v)
+    return {k: {w: (float(np.mean([v[0] for v in vs])), float(np.mean([v[1] for v in vs]))) for w, vs in by.items()}
+            for k, by in grouped.items()}
 
 
 def judge_agreement(link: MetricLink, labels: Sequence[RubricLabel], scores: Sequence[Score], *, n_boot: int = 1000,

@@ -5,15 +5,16 @@ says which scorer and metric of the run's :class:`~vreason.records.Score` record
 scale the paper compares them, whether the scale is a set of discrete labels (for ACC and κ), and where the
 judge's value is read:
 
-* ``value`` — the score's value, one per video (the label's ``item`` is ignored: every annotator's label of
-  that video and metric enters the human consensus);
+* ``value`` — the score's value, one per video; an annotator's labels on several items of that video and
+  metric are averaged first (RISE RA: the yes/no answers per question → the share of yes, as the judge's RA);
 * ``passed`` — the score's pass flag as 1/0 (the built-in suite's pass/fail);
 * ``ruler_question`` — RULER's per-question label in the score's evidence (``details.questions`` ids with
-  ``details.labels``; Good/Medium/Poor → 2/1/0 as the released ``score_map``), matched on the label's
-  ``item`` = the question's rubric id;
+  ``details.labels``; Good/Medium/Poor → 2/1/0 as the released ``score_map``), restricted to the questions of
+  the link's metric code (all for ``ruler:checklist``), matched on the label's ``item`` = the question's index
+  in the checklist (as the annotation app records it) or its rubric id;
 * ``mmecof_step`` — MME-CoF-Pro's per-step verdict in the evidence (``details.steps``: ``completed`` 1/0),
-  matched on ``item`` = the step's rubric id. A step whose reply did not parse is unscored even when the
-  video's score as a whole is unscored only because of another step.
+  matched on ``item`` = the step's 1-based index (as the annotation app records it) or its rubric id. A step
+  whose reply did not parse is unscored; the other steps of that video keep their verdicts.
 
 Native values on both sides are taken from ``normalized`` when it is set (``lo + normalized·(hi − lo)``), so
 a label stored as 2/1/0 and a score stored as 100/50/0 meet on one scale; otherwise from ``value``.
@@ -67,15 +68,14 @@ METRIC_LINKS: dict[str, MetricLink] = {link.label_metric: link for link in (
     MetricLink("rise:tc", ("rise_tc",), "tc", 1.0, 5.0, _LIKERT5, "value", "RISE Table 3 (TC, 1–5)"),
     MetricLink("rise:pr", ("rise_pr",), "pr", 1.0, 5.0, _LIKERT5, "value", "RISE Table 3 (PR, 1–5)"),
     MetricLink("rise:vq", ("rise_vq",), "vq", 1.0, 3.0, (1.0, 2.0, 3.0), "value", "RISE Table 3 (VQ, 1–3)"),
-    # RULER-Bench, Table 3: ACC / KRCC / SRCC / PLCC per checklist question (Good/Medium/Poor → 2/1/0)
-    MetricLink("ruler:checklist", ("ruler_checklist",), "*", 0.0, 2.0, (0.0, 1.0, 2.0), "ruler_question",
-               "RULER Table 3 (per question)"),
-    *(MetricLink(f"ruler:{code.lower()}", ("ruler_checklist",), code, 0.0, 100.0, None, "value",
-                 f"RULER metric {code} (0–100)") for code in ("IF", "VC", "VF", "RC")),
-    # MME-CoF-Pro: judge-human agreement per reasoning step, and the Reasoning Score per video
-    MetricLink("mmecof:step", ("mmecof_rs",), "RS", 0.0, 1.0, (0.0, 1.0), "mmecof_step",
+    # RULER-Bench, Table 3: ACC / KRCC / SRCC / PLCC per checklist question (Good/Medium/Poor → 2/1/0); the
+    # annotation app labels a question under its metric code (``ruler:IF`` …), ``checklist`` takes them all
+    *(MetricLink(f"ruler:{code}", ("ruler_checklist",), "*" if code == "checklist" else code, 0.0, 2.0,
+                 (0.0, 1.0, 2.0), "ruler_question", f"RULER Table 3 (per question, {code})")
+      for code in ("checklist", "IF", "VC", "VF", "RC")),
+    # MME-CoF-Pro: judge-human agreement per reasoning step (satisfied 1 / not 0)
+    MetricLink("mmecof:RS", ("mmecof_rs",), "RS", 0.0, 1.0, (0.0, 1.0), "mmecof_step",
                "MME-CoF-Pro step satisfied (0/1)"),
-    MetricLink("mmecof:rs", ("mmecof_rs",), "RS", 0.0, 100.0, None, "value", "MME-CoF-Pro RS (0–100)"),
     # the built-in suite: the verifier's score and its pass/fail
     MetricLink("synth:score", ("synth-verifier",), "score", 0.0, 1.0, None, "value", "built-in suite score"),
     MetricLink("synth:pass", ("synth-verifier",), "score", 0.0, 1.0, (0.0, 1.0), "passed",
@@ -154,19 +154,22 @@ def _item_cells(link: MetricLink, s: Score, name: str) -> list[tuple[str, JudgeC
 
         questions, labels = d.get("questions") or [], d.get("labels")
         for k, q in enumerate(questions):
+            if link.metric != "*" and q.get("metric") != link.metric:
+                continue
             if s.status.value == "ok" and labels is not None and k < len(labels) and labels[k] in LABEL_SCORE:
                 v = float(LABEL_SCORE[labels[k]])
-                out.append((str(q.get("id", k)), JudgeCell("ok", v, v / link.hi, name)))
+                cell = JudgeCell("ok", v, v / link.hi, name)
             else:
-                out.append((str(q.get("id", k)), JudgeCell(s.status.value if s.status.value != "ok" else "unscored",
-                                                           judge=name, reason=s.reason or "no label")))
+                cell = JudgeCell(s.status.value if s.status.value != "ok" else "unscored", judge=name,
+                                 reason=s.reason or "no label")
+            out += [(item, cell) for item in dict.fromkeys((str(k), str(q.get("id", k))))]
     else:
-        for k, step in enumerate(d.get("steps") or []):
-            item = str(step.get("id", k))
+        for k, step in enumerate(d.get("steps") or [], 1):
             if step.get("ok") and "completed" in step:
                 v = 1.0 if step["completed"] else 0.0
-                out.append((item, JudgeCell("ok", v, v, name)))
+                cell = JudgeCell("ok", v, v, name)
             else:
-                out.append((item, JudgeCell("unscored", judge=name,
-                                            reason=str(step.get("unscored_reason") or s.reason or "no verdict"))))
+                cell = JudgeCell("unscored", judge=name,
+                                 reason=str(step.get("unscored_reason") or s.reason or "no verdict"))
+            out += [(item, cell) for item in dict.fromkeys((str(k), str(step.get("id", k))))]
     return out
