@@ -258,3 +258,13 @@ def test_resources_come_from_the_component(ray_instance):
     from vreason.scoring import Scorer
 
     assert Scorer.resources == Generator.resources == {"num_cpus": 1}
+
+
+def test_executor_choice_is_not_part_of_the_plan():
+    from vreason.runner.guard import plan_of
+
+    local = RunConfig(protocol="synth", run_dir="r", models=MODELS, options=dict(SUITE))
+    remote = RunConfig(protocol="synth", run_dir="r", models=MODELS, options=dict(SUITE), executor="ray",
+                       ray_address="auto", ray_ship_videos=True, ray_temp_dir="t")
+    assert plan_of(local) == plan_of(remote)
+    assert plan_of(local) != plan_of(RunConfig(protocol="synth", run_dir="r", models=MODELS[:1], options=dict(SUITE)))
