@@ -77,8 +77,6 @@ class LocalExecutor:
         pool = self._get_pool()
         cpu_slots = asyncio.Semaphore(self.workers * 2)
         io_slots = asyncio.Semaphore(self.io_concurrency)
-        pending: set[asyncio.Task] = set()
-
         async def one(job: Job, slots: asyncio.Semaphore) -> None:
             try:
                 if job.kind == "cpu":
@@ -94,16 +92,27 @@ class LocalExecutor:
                 slots.release()
             on_done(job, res, err)
 
-        try:
-            for job in jobs:
-                slots = cpu_slots if job.kind == "cpu" else io_slots
-                await slots.acquire()
-                task = asyncio.create_task(one(job, slots))
-                pending.add(task)
-                task.add_done_callback(pending.discard)
-            while pending:
-                await asyncio.gather(*list(pending))
-        except BaseException:
-            for t in list(pending):
-                t.cancel()
-            raise
+        await dispatch(jobs, one, lambda job: cpu_slots if job.kind == "cpu" else io_slots)
+
+
+async def dispatch(
+    jobs: Iterable[Job],
+    one: Callable[[Job, asyncio.Semaphore], Awaitable[None]],
+    slots_for: Callable[[Job], asyncio.Semaphore],
+) -> None:
+    """Start ``one(job, slots)`` for every job once a slot of ``slots_for(job)`` is free (``one`` releases
+    it); wait for all. On any error or cancellation the jobs still running are cancelled."""
+    pending: set[asyncio.Task] = set()
+    try:
+        for job in jobs:
+            slots = slots_for(job)
+            await slots.acquire()
+            task = asyncio.create_task(one(job, slots))
+            pending.add(task)
+            task.add_done_callback(pending.discard)
+        while pending:
+            await asyncio.gather(*list(pending))
+    except BaseException:
+        for t in list(pending):
+            t.cancel()
+        raise

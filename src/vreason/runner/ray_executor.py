@@ -31,7 +31,7 @@ from typing import Any
 
 from vreason.errors import ConfigError
 from vreason.runner import ray_local
-from vreason.runner.executor import Job
+from vreason.runner.executor import Job, dispatch
 from vreason.runner.ray_worker import ComponentActor, Shipped, generate_shipped, run_unit, score_shipped
 from vreason.runner.work import _generate_in_worker, _score_in_worker
 
@@ -224,7 +224,6 @@ class RayExecutor:
         """Run every job; call ``on_done(job, result, error)`` on the loop thread as each finishes."""
         cpu_slots: asyncio.Semaphore | None = None
         io_slots = asyncio.Semaphore(self.io_concurrency)
-        pending: set[asyncio.Task] = set()
 
         async def one(job: Job, slots: asyncio.Semaphore) -> None:
             ref = None
@@ -246,19 +245,13 @@ class RayExecutor:
             self._maybe_record()
             on_done(job, res, err)
 
-        try:
-            for job in jobs:
-                if job.kind == "cpu" and cpu_slots is None:
-                    self._ensure_ray()
-                    cpu_slots = asyncio.Semaphore(self.in_flight_limit())
-                slots = cpu_slots if job.kind == "cpu" else io_slots
-                await slots.acquire()
-                task = asyncio.create_task(one(job, slots))
-                pending.add(task)
-                task.add_done_callback(pending.discard)
-            while pending:
-                await asyncio.gather(*list(pending))
-        except BaseException:
-            for t in list(pending):
-                t.cancel()
-            raise
+        def slots_for(job: Job) -> asyncio.Semaphore:
+            nonlocal cpu_slots
+            if job.kind != "cpu":
+                return io_slots
+            if cpu_slots is None:  # Ray starts only when a CPU unit needs it
+                self._ensure_ray()
+                cpu_slots = asyncio.Semaphore(self.in_flight_limit())
+            return cpu_slots
+
+        await dispatch(jobs, one, slots_for)
