@@ -9,23 +9,14 @@ import json
 
 import httpx
 import pytest
-from playwright.sync_api import sync_playwright
 from typer.testing import CliRunner
 
-from fixtures_rise import write_dataset, write_videos
+from _browser import EVIL, chromium, judged_rise_run, new_page
 from test_annotate_app import serve, synth_run
-from test_rise_e2e import judge_script
 from vreason.cli.main import app as cli
 from vreason.human.app import make_app
 from vreason.human.store import AnnotationStore
-from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
-from vreason.testing.loopback import LoopbackServer
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
-EVIL = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
 
 def _poison(run_dir: str, question: bool = False) -> None:
@@ -51,19 +42,7 @@ def synth_dir(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def rise_dir(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("browse_rise")
-    data = write_dataset(str(root / "RISE"))
-    videos = str(root / "videos")
-    write_videos(videos, "good", good=True)
-    base = judge_script(True)
-
-    def script(body):  # every reply's reason / justification carries markup
-        return base(body).replace('"r"', json.dumps(EVIL)).replace('"j"', json.dumps(EVIL))
-
-    run_dir = str(root / "runs" / "rise")
-    with LoopbackServer(script) as srv:
-        Runner(RunConfig(protocol="rise", run_dir=run_dir, models=["good"],
-                         options={"data": data, "videos": videos, "n_boot": 50},
-                         judges={"default": f"vllm:judge@{srv.base_url}"}, workers=1, aggregate=False)).run()
+    run_dir = judged_rise_run(root)  # every judge reply's reason carries EVIL
     _poison(run_dir, question=True)
     return run_dir
 
@@ -71,18 +50,12 @@ def rise_dir(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def browser(synth_dir, rise_dir):
     """Started after the runs: playwright's sync API keeps an event loop running in this thread."""
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _page(browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    return page, errors
+    return new_page(browser, width=1280)
 
 
 def _progress(page) -> str:

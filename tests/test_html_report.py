@@ -8,20 +8,12 @@ import json
 import os
 
 import pytest
-from playwright.sync_api import sync_playwright
 
-from fixtures_rise import write_dataset, write_videos
-from test_rise_e2e import judge_script
+from _browser import EVIL, chromium, judged_rise_run, new_page
 from vreason.report.build import build_report
 from vreason.report.html import script_json
 from vreason.runner.run import RunConfig, Runner, make_protocol
 from vreason.store import RunStore
-from vreason.testing.loopback import LoopbackServer
-
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"]
-EVIL = '<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 
 
 def _report(run_dir: str) -> str:
@@ -46,37 +38,19 @@ def synth_index(tmp_path_factory) -> str:
 @pytest.fixture(scope="module")
 def judged_index(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("judged")
-    data = write_dataset(str(root / "RISE"))
-    videos = str(root / "videos")
-    write_videos(videos, "good", good=True)
-    base = judge_script(True)
-
-    def script(body):  # every reply's reason / justification carries markup
-        return base(body).replace('"r"', json.dumps(EVIL)).replace('"j"', json.dumps(EVIL))
-
-    run_dir = str(root / "runs" / "rise")
-    with LoopbackServer(script) as srv:
-        Runner(RunConfig(protocol="rise", run_dir=run_dir, models=["good"],
-                         options={"data": data, "videos": videos, "n_boot": 50},
-                         judges={"default": f"vllm:judge@{srv.base_url}"}, workers=1, aggregate=False)).run()
+    run_dir = judged_rise_run(root)  # every judge reply's reason carries EVIL
     return _report(run_dir)
 
 
 @pytest.fixture(scope="module")
 def browser(synth_index, judged_index):
     """Started after the runs: playwright's sync API keeps an event loop running in this thread."""
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _page(browser):
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    errors: list[str] = []
-    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    return page, errors
+    return new_page(browser, width=1200)
 
 
 def test_script_json_cannot_close_the_script_block():
