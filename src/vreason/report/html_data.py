@@ -154,7 +154,9 @@ def collect(store: RunStore, out_dir: str) -> RunView:
         if vpath is not None and not os.path.exists(vpath):
             vpath = None
         base = os.path.join(media, model, f"{sid}__{seed}")
-        job = MediaJob(video=vpath or "", thumb=base + ".thumb.jpg")
+        is_mp4 = bool(vpath and vpath.lower().endswith((".mp4", ".m4v")))
+        job = MediaJob(video=vpath or "", thumb=base + ".thumb.jpg",
+                       animation=base + ".anim.gif" if vpath and not is_mp4 else None)
         score_views = []
         for sc in sorted(by_unit.get(key, []), key=lambda x: (x.scorer, x.metric)):
             shown = shown_indices(list(sc.evidence.frame_indices))
@@ -169,7 +171,8 @@ def collect(store: RunStore, out_dir: str) -> RunView:
         view.cells.append(_cell(samples[sid], model, seed, video, score_views, thumb))
         view.pages[sid]["runs"].append({
             "model": model, "seed": seed,
-            "video": rel(vpath, page_dir), "is_mp4": bool(vpath and vpath.lower().endswith((".mp4", ".m4v"))),
+            "video": rel(vpath, page_dir), "is_mp4": is_mp4,
+            "animation": rel(job.animation, page_dir) if job.animation else None,
             "video_status": video.status.value if video is not None else "none",
             "video_reason": redact_text(video.reason) if video is not None and video.reason else None,
             "video_info": ({"fps": video.fps, "n_frames": video.n_frames, "width": video.width,

@@ -2,7 +2,8 @@
 
 One job per video: decode a few frames once (PyAV, reduced to ``max_side`` while converting) and
 write a thumbnail of the last frame plus, per scorer, a strip of the frames that scorer saw (at most
-``STRIP_FRAMES`` of its ``evidence.frame_indices``, evenly chosen). A file is rebuilt only when the
+``STRIP_FRAMES`` of its ``evidence.frame_indices``, evenly chosen); for a video a browser cannot play
+inline (not MP4), also a short animated GIF of ``ANIM_FRAMES`` evenly spaced frames. A file is rebuilt only when the
 video is newer than it. Jobs run in a process pool; a video that cannot be decoded gives no media
 and its error is returned (the page then shows the reason), never a crash.
 """
@@ -20,6 +21,9 @@ THUMB_SIDE = 160
 STRIP_SIDE = 120
 STRIP_FRAMES = 12
 JPEG_QUALITY = 80
+ANIM_SIDE = 240
+ANIM_FRAMES = 16
+ANIM_SECONDS = 4.0
 
 
 @dataclass
@@ -29,6 +33,8 @@ class MediaJob:
     video: str
     thumb: str
     strips: dict[str, tuple[str, list[int]]] = field(default_factory=dict)
+    animation: str | None = None
+    """Where to write a short animated GIF (for videos a browser cannot play inline), or None."""
 
 
 @dataclass
@@ -85,6 +91,17 @@ def _strip(frames: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(parts[:-1], axis=1)
 
 
+def _save_gif(frames: list[np.ndarray], path: str) -> None:
+    from PIL import Image
+
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    imgs = [Image.fromarray(f) for f in frames]
+    tmp = path + ".tmp"
+    ms = max(40, round(1000 * ANIM_SECONDS / len(imgs)))
+    imgs[0].save(tmp, format="GIF", save_all=True, append_images=imgs[1:], duration=ms, loop=0)
+    os.replace(tmp, path)
+
+
 def build_one(job: MediaJob) -> MediaResult:
     """Write the thumbnail and strips of one video (skipping fresh files)."""
     from vreason.frames.video import probe, read_frames, resize_max_side
@@ -94,18 +111,25 @@ def build_one(job: MediaJob) -> MediaResult:
         mtime = os.path.getmtime(job.video)
         todo_thumb = not _fresh(job.thumb, mtime)
         todo = {s: v for s, v in job.strips.items() if not _fresh(v[0], mtime)}
-        res.cached = int(not todo_thumb) + len(job.strips) - len(todo)
-        if not todo_thumb and not todo:
+        todo_anim = bool(job.animation) and not _fresh(str(job.animation), mtime)
+        res.cached = int(not todo_thumb) + len(job.strips) - len(todo) + int(bool(job.animation) and not todo_anim)
+        if not todo_thumb and not todo and not todo_anim:
             return res
         info = probe(job.video)
         last = max(0, info.n_frames - 1)
         wanted = {last} if todo_thumb else set()
         for _, idx in todo.values():
             wanted |= {i for i in idx if i <= last}
+        anim = shown_indices(list(range(last + 1)), ANIM_FRAMES) if todo_anim else []
+        wanted |= set(anim)
         order = sorted(wanted)
-        frames = dict(zip(order, read_frames(job.video, order, max_side=THUMB_SIDE, info=info), strict=True))
+        side = ANIM_SIDE if anim else THUMB_SIDE
+        frames = dict(zip(order, read_frames(job.video, order, max_side=side, info=info), strict=True))
         if todo_thumb:
-            _save(frames[last], job.thumb)
+            _save(resize_max_side(frames[last], THUMB_SIDE), job.thumb)
+            res.built += 1
+        if anim:
+            _save_gif([frames[i] for i in anim], str(job.animation))
             res.built += 1
         for out, idx in todo.values():
             shown = [resize_max_side(frames[i], STRIP_SIDE) for i in idx if i in frames]
