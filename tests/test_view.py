@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import re
 import socket
 import threading
 import time
@@ -29,8 +32,10 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_view_serves_report_and_paired_compare(run_dir):
-    app = make_app([run_dir])  # builds the missing report
+@contextlib.contextmanager
+def serving(run_dirs):
+    """``vreason view``'s app on 127.0.0.1 (a free port) in a thread; yields the base URL; stops it."""
+    app = make_app(run_dirs)  # builds a missing report
     port = _free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -39,7 +44,15 @@ def test_view_serves_report_and_paired_compare(run_dir):
         while not server.started:
             assert thread.is_alive(), "server did not start"
             time.sleep(0.05)
-        base = f"http://127.0.0.1:{port}"
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
+    assert not thread.is_alive()
+
+
+def test_view_serves_report_and_paired_compare(run_dir):
+    with serving([run_dir]) as base:
         home = httpx.get(base + "/")
         assert home.status_code == 200 and "/r/0/report/index.html" in home.text
         index = httpx.get(base + "/r/0/report/index.html")
@@ -54,7 +67,35 @@ def test_view_serves_report_and_paired_compare(run_dir):
         same = httpx.get(base + "/compare.json", params={"a": "0:static", "b": "0:static"}).json()
         assert same["delta"] == 0.0 and same["ci_low"] == 0.0
         assert httpx.get(base + "/compare.json", params={"a": "7:x", "b": "0:static"}).status_code == 404
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-    assert not thread.is_alive()
+
+
+def test_imported_videos_outside_the_run_play_from_file_and_through_view(tmp_path):
+    """A model's videos imported from a folder outside the run, and the data's own images and reference
+    video, are linked under report/media/linked/, so the sample page reaches them from file:// and through
+    the server (which serves the run folder only); nothing else outside the run is served."""
+    from test_cli import _cli
+
+    suite, mine = tmp_path / "suite", tmp_path / "vids" / "mine"
+    res = _cli("synth", "generate", "--out", str(suite), "--per-task", "1", "--seed", "5", "--families", "maze",
+               "--difficulties", "easy", "--videos", "--width", "320", "--height", "180", "--seconds", "2")
+    assert res.returncode == 0, res.stderr
+    mine.mkdir(parents=True)
+    for f in (suite / "videos").glob("*.mp4"):
+        (mine / f"{f.stem}__0.mp4").write_bytes(f.read_bytes())
+    res = _cli("run", "synth", "--data", str(suite), "--videos", str(tmp_path / "vids"), "--models", "mine",
+               "--runs", str(tmp_path / "runs"), "--name", "byo", "--workers", "1")
+    assert res.returncode == 0, res.stderr
+    run = tmp_path / "runs" / "byo"
+    page = (run / "report" / "samples" / "maze-easy-000.html").read_text()
+    srcs = re.findall(r'<(?:video|img)[^>]*src="([^"]+)"', page)
+    original = mine / "maze-easy-000__0.mp4"
+    model_src = next(s for s in srcs if (run / "report" / "samples" / s).resolve() == original.resolve())
+    ref_src = next(s for s in srcs if (run / "report" / "samples" / s).resolve()
+                   == (suite / "videos" / "maze-easy-000.mp4").resolve())
+    inside = [os.path.normpath(run / "report" / "samples" / s).startswith(str(run) + os.sep) for s in srcs]
+    assert all(inside), srcs  # no page link leaves the run folder
+    with serving([str(run)]) as base:
+        for src, want in ((model_src, original), (ref_src, suite / "videos" / "maze-easy-000.mp4")):
+            got = httpx.get(base + "/r/0/report/" + src.removeprefix("../"))
+            assert got.status_code == 200 and got.content == want.read_bytes()
+        assert httpx.get(base + "/r/0/../../suite/manifest.jsonl").status_code == 404

@@ -110,7 +110,8 @@ def make_app(run_dirs: list[str]) -> Any:
         return {"a": a, "b": b, **out}
 
     for i, d in enumerate(runs):
-        app.mount(f"/r/{i}", StaticFiles(directory=d, html=True), name=f"run{i}")
+        # symlinks are followed: the report links imported videos and data files (only those) under report/media/linked/
+        app.mount(f"/r/{i}", StaticFiles(directory=d, html=True, follow_symlink=True), name=f"run{i}")
     return app
 
 

@@ -37,6 +37,23 @@ def _video_path(run_dir: str, video: Video) -> str | None:
     return video.path if os.path.isabs(video.path) else os.path.join(run_dir, video.path)
 
 
+def linked_inside(run_dir: str, media: str, vpath: str, name: str) -> str:
+    """``vpath`` when it lies inside the run folder; else a symlink to it under ``media/linked/`` (made or
+    refreshed here), so the pages reach an imported video or a data file both from ``file://`` and through
+    ``vreason view``, which serves the run folder only."""
+    run_real = os.path.realpath(run_dir)
+    real = os.path.realpath(vpath)
+    if os.path.commonpath([run_real, real]) == run_real:
+        return vpath
+    link = os.path.join(media, "linked", name + os.path.splitext(vpath)[1].lower())
+    os.makedirs(os.path.dirname(link), exist_ok=True)
+    if os.path.islink(link) and os.readlink(link) != real:
+        os.remove(link)
+    if not os.path.lexists(link):
+        os.symlink(real, link)
+    return link
+
+
 def rel(path: str | None, page_dir: str) -> str | None:
     """``path`` relative to ``page_dir`` with forward slashes (None stays None)."""
     if not path:
@@ -101,14 +118,19 @@ def _score_view(sc: Score, run_dir: str, page_dir: str, strip: str | None, shown
     }
 
 
-def _sample_view(s: Sample, page_dir: str) -> dict[str, Any]:
+def _sample_view(s: Sample, page_dir: str, run_dir: str, media: str) -> dict[str, Any]:
+    def data_file(field: str) -> str | None:  # the sample's own files, linked in when outside the run
+        path = s.resolve(getattr(s, field))
+        if not path or not os.path.exists(path):
+            return rel(path, page_dir)
+        return rel(linked_inside(run_dir, media, path, os.path.join("data", s.id, field)), page_dir)
+
     return {
         "id": s.id, "benchmark": s.benchmark, "category": s.category or "", "task": s.task or "",
         "difficulty": s.difficulty or "", "mode": s.mode.value, "prompt": s.prompt,
         "prompt_variants": dict(s.prompt_variants),
-        "input_image": rel(s.resolve(s.input_image), page_dir), "input_video": rel(s.resolve(s.input_video), page_dir),
-        "reference_image": rel(s.resolve(s.reference_image), page_dir),
-        "reference_video": rel(s.resolve(s.reference_video), page_dir),
+        "input_image": data_file("input_image"), "input_video": data_file("input_video"),
+        "reference_image": data_file("reference_image"), "reference_video": data_file("reference_video"),
         "rubric": [{"kind": r.kind, "dimension": r.dimension, "text": r.text} for r in s.rubric],
         "page": f"samples/{s.id}.html",
     }
@@ -143,8 +165,8 @@ def collect(store: RunStore, out_dir: str) -> RunView:
     page_dir = os.path.join(out_dir, "samples")
     media = os.path.join(out_dir, "media")
     for sid, s in sorted(samples.items()):
-        view.samples.append(_sample_view(s, out_dir))
-        view.pages[sid] = {"sample": _sample_view(s, page_dir), "runs": []}
+        view.samples.append(_sample_view(s, out_dir, run_dir, media))
+        view.pages[sid] = {"sample": _sample_view(s, page_dir, run_dir, media), "runs": []}
     for key in units:
         sid, model, seed = key
         if sid not in samples:
@@ -154,6 +176,8 @@ def collect(store: RunStore, out_dir: str) -> RunView:
         if vpath is not None and not os.path.exists(vpath):
             vpath = None
         base = os.path.join(media, model, f"{sid}__{seed}")
+        if vpath is not None:
+            vpath = linked_inside(run_dir, media, vpath, os.path.join(model, f"{sid}__{seed}"))
         is_mp4 = bool(vpath and vpath.lower().endswith((".mp4", ".m4v")))
         job = MediaJob(video=vpath or "", thumb=base + ".thumb.jpg",
                        animation=base + ".anim.gif" if vpath and not is_mp4 else None)
