@@ -3,19 +3,15 @@ by uvicorn on 127.0.0.1 (token required, only the run's registered videos served
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import socket
-import threading
-import time
 from collections import Counter
 
 import httpx
 import pytest
-import uvicorn
 from typer.testing import CliRunner
 
+from _serve import serve
 from vreason.cli.main import app as cli
 from vreason.human.app import make_app
 from vreason.human.records import PairVote, RubricLabel
@@ -33,30 +29,6 @@ def synth_run(path: str, models=("oracle", "static", "shortcut"), difficulties=(
     Runner(RunConfig(protocol="synth", run_dir=path, models=list(models), options=opts, workers=1,
                      aggregate=False)).run()
     return path
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextlib.contextmanager
-def serve(app):
-    """uvicorn in a thread on a free port of 127.0.0.1; yields the base URL; stopped at the end."""
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            assert thread.is_alive(), "server did not start"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-    assert not thread.is_alive()
 
 
 # ---------------------------------------------------------------- schedule

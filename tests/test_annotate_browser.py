@@ -12,7 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from _browser import EVIL, chromium, judged_rise_run, new_page
-from test_annotate_app import serve, synth_run
+from _serve import serve
+from test_annotate_app import synth_run
 from vreason.cli.main import app as cli
 from vreason.human.app import make_app
 from vreason.human.store import AnnotationStore

@@ -5,14 +5,11 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import socket
-import threading
-import time
 
 import httpx
 import pytest
-import uvicorn
 
+from _serve import serve
 from vreason.cli.view_cmd import make_app
 from vreason.runner.run import RunConfig, Runner
 
@@ -26,29 +23,11 @@ def run_dir(tmp_path_factory) -> str:
     return path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @contextlib.contextmanager
 def serving(run_dirs):
-    """``vreason view``'s app on 127.0.0.1 (a free port) in a thread; yields the base URL; stops it."""
-    app = make_app(run_dirs)  # builds a missing report
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        while not server.started:
-            assert thread.is_alive(), "server did not start"
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
-    assert not thread.is_alive()
+    """``vreason view``'s app (reports built when missing) served on 127.0.0.1; yields the base URL."""
+    with serve(make_app(run_dirs)) as base:
+        yield base
 
 
 def test_view_serves_report_and_paired_compare(run_dir):
