@@ -53,6 +53,22 @@ def utf8_lines(data: bytes) -> Iterator[tuple[int, str, str | None]]:
             )
 
 
+def jsonl_records(path: str, data: bytes) -> Iterator[tuple[str, Any, str | None, dict[str, str] | None]]:
+    """``(where, record, bad_utf8, error)`` per non-blank JSONL line: ``where`` is ``path:line``; a line that
+    is not JSON gives ``record=None`` and its load ``error``; ``bad_utf8`` says where undecodable bytes sit
+    (the record is still parsed, so the caller can name the field holding them)."""
+    import json
+
+    for n, line, bad_utf8 in utf8_lines(data):
+        if not line.strip():
+            continue
+        where = f"{path}:{n}"
+        try:
+            yield where, json.loads(line), bad_utf8, None
+        except json.JSONDecodeError as exc:
+            yield where, None, bad_utf8, load_error(where, WHOLE_RECORD, bad_utf8 or f"not valid JSON: {exc}")
+
+
 def decode_utf8(data: bytes) -> str:
     """``data`` as text; undecodable bytes kept as lone surrogates (see :func:`field_with_bad_text`)."""
     try:

@@ -36,8 +36,8 @@ from vreason.data.loaderrors import (
     decode_utf8,
     field_with_bad_text,
     json_items_with_lines,
+    jsonl_records,
     load_error,
-    utf8_lines,
 )
 from vreason.errors import ConfigError
 from vreason.records import Mode, RubricItem, Sample, safe_id_from
@@ -289,14 +289,9 @@ def _read(path: str) -> list[Row]:
             return [_object_rows(f"{path} ({key} item {i})", r) for i, r in enumerate(top[key])]
         raise ValueError(f"{path}: expected a JSON list of records, got {type(top).__name__}")
     out: list[Row] = []
-    for n, line, bad_utf8 in utf8_lines(data):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            out.append((where, None, load_error(where, WHOLE_RECORD, bad_utf8 or f"not valid JSON: {exc}")))
+    for where, rec, bad_utf8, err in jsonl_records(path, data):
+        if err is not None:
+            out.append((where, None, err))
             continue
         out.append(_object_rows(where, rec, bad_utf8))
     return out

@@ -27,8 +27,8 @@ from vreason.data.loaderrors import (
     WHOLE_RECORD,
     RecordFieldError,
     field_with_bad_text,
+    jsonl_records,
     load_error,
-    utf8_lines,
 )
 from vreason.records import Mode, RubricItem, Sample, safe_id_from
 
@@ -226,15 +226,9 @@ def read_records(path: str) -> list[tuple[str, dict[str, Any] | None, dict[str, 
         return out
     with open(path, "rb") as fh:
         data = fh.read()
-    for n, line, bad_utf8 in utf8_lines(data):
-        if not line.strip():
-            continue
-        where = f"{path}:{n}"
-        try:
-            rec = json.loads(line)
-        except json.JSONDecodeError as exc:
-            why = bad_utf8 or f"not valid JSON: {exc}"
-            out.append((where, None, load_error(where, WHOLE_RECORD, why)))
+    for where, rec, bad_utf8, err in jsonl_records(path, data):
+        if err is not None:
+            out.append((where, None, err))
             continue
         if not isinstance(rec, dict):
             why = f"expected a JSON object, got {type(rec).__name__}"

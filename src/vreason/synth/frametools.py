@@ -382,3 +382,15 @@ def rotate_hue(img: np.ndarray, units: float) -> np.ndarray:
     lut = ((np.arange(256) + k) % 256).astype(np.uint8)
     hsv[..., 0] = cv2.LUT(hsv[..., 0], lut)
     return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB_FULL)
+
+
+def open_stack(masks: np.ndarray) -> np.ndarray:
+    """3×3 morphological opening of a (T, H, W) uint8 mask stack in one OpenCV call (a blank row between
+    frames keeps them apart)."""
+    import cv2
+
+    T, h, w = masks.shape
+    padded = np.zeros((T, h + 2, w), np.uint8)
+    padded[:, 1:h + 1] = masks
+    out = cv2.morphologyEx(padded.reshape(T * (h + 2), w), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    return np.ascontiguousarray(out.reshape(T, h + 2, w)[:, 1:h + 1])

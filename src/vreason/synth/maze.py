@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from vreason.synth import draw
+from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family, frame_times
 
 # N, E, S, W as (dr, dc) and bit
@@ -244,7 +245,7 @@ class Maze(TaskFamily):
         hsv = draw.to_hsv(f)
         walls = draw.hsv_mask(hsv[0], "black")
         green = draw.hsv_mask(hsv, "green").astype(np.uint8)
-        green = cv2_open(green)
+        green = ft.open_stack(green)
         agent_area = np.pi * (AGENT_R * grid.cell) ** 2
         min_area = 0.35 * agent_area
         comps = draw.frame_components(green)
@@ -359,17 +360,6 @@ def cv2_dilate(mask: np.ndarray) -> np.ndarray:
     import cv2
 
     return cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
-
-
-def cv2_open(masks: np.ndarray) -> np.ndarray:
-    """3×3 opening of a (T, H, W) uint8 mask stack in one call (blank rows keep frames apart)."""
-    import cv2
-
-    T, h, w = masks.shape
-    padded = np.zeros((T, h + 2, w), np.uint8)
-    padded[:, 1:h + 1] = masks
-    out = cv2.morphologyEx(padded.reshape(T * (h + 2), w), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    return np.ascontiguousarray(out.reshape(T, h + 2, w)[:, 1:h + 1])
 
 
 def _gaps(tracked: list[int], t: np.ndarray) -> float:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from vreason.synth import draw
+from vreason.synth import frametools as ft
 
 V_SLOT = 12.0
 """Fastest plausible sideways speed, slots per second (the ground truth carries ≤ 4 slots/s)."""
@@ -42,16 +43,6 @@ EXTRA_AREA = 0.25
 """A second blob (of a bar's colour, or of a colour no bar has) counts from this fraction of the smallest bar."""
 
 
-def _open_stack(m: np.ndarray) -> np.ndarray:
-    import cv2
-
-    T, h, w = m.shape
-    padded = np.zeros((T, h + 2, w), np.uint8)
-    padded[:, 1:h + 1] = m
-    out = cv2.morphologyEx(padded.reshape(T * (h + 2), w), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
-    return np.ascontiguousarray(out.reshape(T, h + 2, w)[:, 1:h + 1])
-
-
 def observe(f: np.ndarray, bars: list[dict], g: dict[str, float]) -> tuple[list[list[Any]], np.ndarray]:
     """Per bar per frame ``(cx, bottom, top, x0, x1, whole)`` or None; and per frame whether an extra blob shows."""
     T, h, w = f.shape[:3]
@@ -61,7 +52,7 @@ def observe(f: np.ndarray, bars: list[dict], g: dict[str, float]) -> tuple[list[
     extra = np.zeros(T, bool)
     obs: list[list[Any]] = []
     for b, k in zip(bars, ids, strict=True):
-        comps = draw.frame_components(_open_stack((labels == k).astype(np.uint8)), connectivity=4)
+        comps = draw.frame_components(ft.open_stack((labels == k).astype(np.uint8)), connectivity=4)
         exp_h = b["h"] * h
         track: list[Any] = []
         for i, c in enumerate(comps):
@@ -79,7 +70,7 @@ def observe(f: np.ndarray, bars: list[dict], g: dict[str, float]) -> tuple[list[
             track.append((x0 + bw / 2.0, float(y0 + bh), float(y0), float(x0), float(x0 + bw), bool(whole)))
         obs.append(track)
     other = (labels > 0) & ~np.isin(labels, ids)
-    for i, c in enumerate(draw.frame_components(_open_stack(other.astype(np.uint8)))):
+    for i, c in enumerate(draw.frame_components(ft.open_stack(other.astype(np.uint8)))):
         if len(c) and c[0, 4] >= EXTRA_AREA * smallest:
             extra[i] = True
     return obs, extra
