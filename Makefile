@@ -18,7 +18,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 # tests also exercise the local-checkpoint judge on a tiny random model: torch is pinned (CPU wheel)
 # browser tests drive Debian's chromium through playwright (never `playwright install`); the viewer needs [web]
 $(TEST_STAMP): $(STAMP)
-	$(BIN)/pip install -q -e ".[dev,deep,web,ray]"
+	$(BIN)/pip install -q -e ".[dev,deep,gen,web,ray,ocr]"
 	@if [ ! -x /usr/bin/chromium ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 	touch $(TEST_STAMP)
 

@@ -175,6 +175,11 @@ def run(
     per_task: int = typer.Option(None, "--per-task", help="Built-in suite: samples per family × difficulty."),
     suite_seed: int = typer.Option(None, "--suite-seed", help="Built-in suite: seed of the task generator."),
     families: str = typer.Option(None, "--families", help="Built-in suite: comma-separated families."),
+    features: str = typer.Option(None, "--features", help="Image feature backbone (TiViBench region similarity, "
+                                 "PAI-Bench consistency): transformers:/local/folder or classical:hog-hsv."),
+    detector: str = typer.Option(None, "--detector", help="Open-vocabulary detector (TiViBench grounding/tracking, "
+                                 "PAI-Bench-C segmentation): transformers:/local/grounding-dino-or-owlv2-folder."),
+    device: str = typer.Option(None, "--device", help="Device for local models: cpu, cuda, cuda:1, auto."),
     opt: list[str] = typer.Option([], "--opt", help="Extra protocol option key=value (repeatable)."),
     workers: int = typer.Option(None, "--workers", "-j", help="Worker processes for CPU work.",
                                 show_default="one per core"),
@@ -211,7 +216,7 @@ def run(
     run_dir = os.path.join(runs, name or protocol)
     options: dict[str, Any] = {k: v for k, v in {
         "data": data, "videos": videos, "hint": hint, "per_task": per_task, "seed": suite_seed,
-        "families": _csv(families) or None,
+        "families": _csv(families) or None, "features": features, "detector": detector, "device": device,
     }.items() if v is not None}
     extra = _parse_opts(opt)
     options.update(extra)
