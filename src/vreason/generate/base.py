@@ -8,10 +8,22 @@ returns a Video with status ``failed``/``blocked`` and the reason (the run goes 
 
 from __future__ import annotations
 
+import asyncio
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 from vreason.records import GenerationManifest, Sample, Video, VideoStatus
+
+
+@dataclass
+class GenContext:
+    """What a generator may know about the run it works for (given by :meth:`Generator.bind`)."""
+
+    run_dir: str = "."
+    dry_run: bool = False
+    timeout_s: float | None = None
+    """Wall-clock limit for one video; past it the video is ``failed`` with the reason."""
 
 
 class Generator(ABC):
@@ -25,6 +37,20 @@ class Generator(ABC):
 
     def __init__(self, **params: Any):
         self.params = params
+        self.ctx = GenContext()
+
+    def bind(self, ctx: GenContext) -> None:
+        """Called by the runner before the first video (run folder for job ledgers, dry run, timeout)."""
+        self.ctx = ctx
+
+    async def agenerate(self, sample: Sample, seed: int, out_path: str) -> Video:
+        """``kind = "io"`` generators (APIs) override this; the runner awaits it on its event loop under
+        the run's I/O concurrency. The default runs :meth:`generate` in a thread."""
+        return await asyncio.to_thread(self.generate, sample, seed, out_path)
+
+    def estimate(self, sample: Sample, seed: int) -> dict[str, float]:
+        """A dry run's estimate for one video: e.g. ``{"usd": 0.4, "seconds": 90}`` (``{}``: unknown/free)."""
+        return {}
 
     @abstractmethod
     def generate(self, sample: Sample, seed: int, out_path: str) -> Video:

@@ -28,7 +28,8 @@ import numpy as np
 from vreason.records import Mode, Sample
 from vreason.synth.base import DIFFICULTIES, FAMILIES, RenderConfig, TaskFamily, TaskInstance, instance_seed
 
-FAMILY_MODULES = ("maze", "symmetry", "sorting", "connect", "oddoneout", "sequence", "gravity", "sliding")
+FAMILY_MODULES = ("maze", "symmetry", "sorting", "connect", "oddoneout", "sequence", "gravity", "sliding",
+                  "sudoku", "arithmetic", "choice", "numseq", "match3", "counting", "graph", "toolqa")
 """Family modules in suite order; each registers its family on import."""
 BENCHMARK = "synth"
 
