@@ -341,6 +341,9 @@ def _register_subcommands() -> None:
     from vreason.cli import human_cmds
 
     human_cmds.register(app)
+    from vreason.cli import tpo_cmd
+
+    tpo_cmd.register(app)
     app.add_typer(synth_cmds.synth_app, name="synth")
     app.add_typer(ruler_cmds.ruler_app, name="ruler")
 
