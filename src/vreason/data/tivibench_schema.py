@@ -206,6 +206,9 @@ class TrackingParams(_Params):
     """Max distance (normalised to the frame diagonal) from the ground-truth path."""
     n_samples: int = 16
     """Frames sampled uniformly over the video (appendix C.2)."""
+    max_step: float = Field(default=0.35, gt=0, le=1)
+    """Largest advance along the path between consecutive sampled frames, as a fraction of the path's
+    length (a cut from the start to the goal advances the whole path at once)."""
 
 
 class EliminationParams(_Params):
