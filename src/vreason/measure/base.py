@@ -26,10 +26,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vreason.errors import ConfigError
+
 
 class ModelMissing(RuntimeError):
     """The metric's reference model was not given (or its folder is unusable); the message says which
     model, which option points vreason at it, and what it would be used for."""
+
+
+class ModelSpecError(ModelMissing, ConfigError):
+    """A model spec that cannot be used: unknown scheme, a folder that does not exist or has no
+    ``config.json``, or a model type that is the wrong kind for the role. It is both a
+    :class:`ModelMissing` (a scorer records the sample ``unscored`` with this message) and a
+    :class:`~vreason.errors.ConfigError` (a preflight check stops the run with exit code 2)."""
 
 
 @dataclass
