@@ -12,6 +12,8 @@ benchmarks.declare("ruler", "vreason.protocols.ruler:RulerProtocol",
                    summary="RULER-Bench: checklist judged Good/Medium/Poor over four metrics")
 benchmarks.declare("mmecof", "vreason.protocols.mmecof:MmeCofProtocol",
                    summary="MME-CoF-Pro: per-step Reasoning Score under hint settings")
+benchmarks.declare("tivibench", "vreason.protocols.tivibench:TiviBenchProtocol",
+                   summary="TiViBench: 24 task types, programmatic checks + VLM QA, Pass@1 / Pass@5")
 
 for _name in ("oracle", "static", "shortcut", "random", "noise", "reversed"):
     generators.declare(_name, "vreason.synth.models:BUILTIN_MODELS",
@@ -37,5 +39,8 @@ for _name, _target, _what in (
     ("ruler_checklist", "vreason.protocols.ruler:RulerChecklistScorer", "RULER: checklist Good/Medium/Poor"),
     ("mmecof_rs", "vreason.protocols.mmecof:MmeCofStepScorer", "MME-CoF-Pro: per-step Reasoning Score"),
     ("mmecof_gq", "vreason.protocols.mmecof:MmeCofQualityScorer", "MME-CoF-Pro: generation quality"),
+    ("tivibench_check", "vreason.protocols.tivibench_scorers:TiviCheckScorer",
+     "TiViBench: the metric family's programmatic check"),
+    ("tivibench_qa", "vreason.protocols.tivibench_scorers:TiviQaScorer", "TiViBench: VLM QA, all answers right"),
 ):
     scorers.declare(_name, _target, summary=_what)
