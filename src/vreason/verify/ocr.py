@@ -1,0 +1,172 @@
+"""OCR for the TiViBench checks: rapidocr (extra ``ocr``), recognition on crops, NFKC-normalised text.
+
+Whole-image OCR is unreliable on isolated digits (``7`` or ``1`` missed or read as ``<``); recognition on
+a crop holding one item or one line of text is reliable (docs/tivibench.md). The checks therefore locate
+cells / boxes / lines with OpenCV first and ask the engine only to *recognise* each crop. Several crops of
+single characters can be read in one call as a strip (:meth:`OcrEngine.read_strip`): the recogniser's input
+is at least 320 px wide anyway, so a strip of nine 48-px cells costs about as much as one cell.
+
+:func:`get_ocr` returns ``None`` when the extra is not installed: a check then returns ``passed=None`` with
+:data:`NO_OCR` as the reason (the sample is *unscored*, never 0).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+NO_OCR = ("OCR unavailable: the 'ocr' extra (rapidocr, onnxruntime) is not installed — "
+          "install vreason[ocr] to score this sample")
+REC_HEIGHT = 48
+"""Height crops are scaled to before recognition (the recogniser's input height)."""
+
+_MINUS = {"\u2212": "-", "\u2013": "-", "\u2014": "-", "\u2012": "-", "\u2010": "-", "\u2011": "-"}
+
+
+def normalise(text: str) -> str:
+    """NFKC (full-width digits → ASCII), unicode dashes → ``-``, surrounding whitespace removed."""
+    t = unicodedata.normalize("NFKC", text or "")
+    for k, v in _MINUS.items():
+        t = t.replace(k, v)
+    return t.strip()
+
+
+@dataclass
+class OcrEngine:
+    """A rapidocr engine; ``name``/``version`` go into every score's evidence."""
+
+    engine: object
+    version: str
+    name: str = "rapidocr"
+
+    @property
+    def backend(self) -> str:
+        return f"{self.name}@{self.version}"
+
+    def read(self, crop: np.ndarray) -> tuple[str, float]:
+        """Recognise the text of one crop (RGB or grey, dark or light ink): ``(text, confidence)``."""
+        img = prepare_crop(crop)
+        out = self.engine(img, use_det=False, use_cls=False, use_rec=True)
+        txts = getattr(out, "txts", None) or ()
+        scores = getattr(out, "scores", None) or ()
+        text = normalise(" ".join(str(t) for t in txts))
+        return text, float(min(scores)) if scores else 0.0
+
+    def read_strip(self, crops: Sequence[np.ndarray], gap: int = 24) -> list[str] | None:
+        """Single characters of several crops read in one call (crops side by side, ``gap`` px apart):
+        one character per crop, or ``None`` when the strip's text does not split into exactly one
+        character per crop (the caller then reads the crops one by one)."""
+        if not crops:
+            return []
+        parts = []
+        for c in crops:
+            p = prepare_crop(c)
+            parts.append(p)
+            parts.append(np.full((REC_HEIGHT, gap, 3), 255, np.uint8))
+        text, _ = self.read(np.concatenate(parts[:-1], axis=1))
+        chars = [ch for ch in text if not ch.isspace()]
+        return chars if len(chars) == len(crops) else None
+
+    def lines(self, img: np.ndarray) -> list[tuple[tuple[int, int, int, int], str, float]]:
+        """Detection + recognition on a larger image: ``[((x0, y0, x1, y1), text, confidence)]`` in reading
+        order (top to bottom, then left to right). Less reliable than :meth:`read` on isolated digits."""
+        out = self.engine(np.ascontiguousarray(_rgb(img)))
+        boxes = getattr(out, "boxes", None)
+        if boxes is None:
+            return []
+        res = []
+        for b, t, s in zip(boxes, out.txts, out.scores, strict=False):
+            b = np.asarray(b)
+            res.append(((int(b[:, 0].min()), int(b[:, 1].min()), int(b[:, 0].max()), int(b[:, 1].max())),
+                        normalise(str(t)), float(s)))
+        hs = [r[0][3] - r[0][1] for r in res]
+        band = max(4, int(np.median(hs) * 0.5)) if hs else 4
+        res.sort(key=lambda r: ((r[0][1] + r[0][3]) // 2 // band, r[0][0]))
+        return res
+
+
+@functools.lru_cache(maxsize=1)
+def get_ocr() -> OcrEngine | None:
+    """The shared OCR engine, or ``None`` when the ``ocr`` extra is missing (imported lazily)."""
+    try:
+        from rapidocr import RapidOCR
+    except ImportError:
+        return None
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ver = version("rapidocr")
+    except PackageNotFoundError:
+        ver = "unknown"
+    logging.getLogger("RapidOCR").setLevel(logging.ERROR)
+    eng = RapidOCR(params={"Det.limit_type": "max", "Det.limit_side_len": 960, "Global.log_level": "error"})
+    return OcrEngine(engine=eng, version=ver)
+
+
+# ------------------------------------------------------------------ crops
+def _rgb(img: np.ndarray) -> np.ndarray:
+    a = np.asarray(img)
+    if a.ndim == 2:
+        a = np.repeat(a[:, :, None], 3, axis=2)
+    return a[:, :, :3].astype(np.uint8, copy=False)
+
+
+def grey(img: np.ndarray) -> np.ndarray:
+    import cv2
+
+    a = np.asarray(img)
+    return a if a.ndim == 2 else cv2.cvtColor(np.ascontiguousarray(a[:, :, :3]), cv2.COLOR_RGB2GRAY)
+
+
+def ink_mask(img: np.ndarray, min_contrast: float = 40.0) -> np.ndarray:
+    """Pixels of ink (the minority side of an Otsu threshold) in a crop; empty when the crop has no
+    contrast of at least ``min_contrast`` grey levels (a blank cell, a flat area)."""
+    import cv2
+
+    g = grey(img)
+    if g.size == 0 or float(np.percentile(g, 99)) - float(np.percentile(g, 1)) < min_contrast:
+        return np.zeros(g.shape, bool)
+    _, th = cv2.threshold(np.ascontiguousarray(g), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
+    dark = th == 0
+    return dark if dark.mean() <= 0.5 else ~dark
+
+
+def ink_box(img: np.ndarray, min_px: int = 4) -> tuple[int, int, int, int] | None:
+    """(x0, y0, x1, y1) around the ink of a crop, or ``None`` when it holds fewer than ``min_px`` ink pixels."""
+    m = ink_mask(img)
+    if int(m.sum()) < min_px:
+        return None
+    ys, xs = np.nonzero(m)
+    return int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+
+
+def prepare_crop(crop: np.ndarray, height: int = REC_HEIGHT) -> np.ndarray:
+    """A crop as the recogniser likes it: RGB, dark ink on a light margin, scaled to ``height`` px."""
+    import cv2
+
+    a = _rgb(crop)
+    if a.shape[0] < 2 or a.shape[1] < 2:
+        return np.full((height, height, 3), 255, np.uint8)
+    g = grey(a)
+    m = ink_mask(a)
+    if m.any() and float(g[m].mean()) > float(g[~m].mean()):  # light ink on a dark ground: invert
+        a = 255 - a
+    pad = max(2, a.shape[0] // 6)
+    a = cv2.copyMakeBorder(np.ascontiguousarray(a), pad, pad, pad, pad, cv2.BORDER_REPLICATE)
+    s = height / a.shape[0]
+    w = max(8, int(round(a.shape[1] * s)))
+    return cv2.resize(a, (w, height), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_CUBIC)
+
+
+def crop(frame: np.ndarray, box) -> np.ndarray:
+    """The part of ``frame`` inside a normalised :class:`~vreason.data.tivibench_schema.Box` (or the frame)."""
+    if box is None:
+        return frame
+    h, w = frame.shape[:2]
+    x0, y0, x1, y1 = box.pixels(w, h)
+    return frame[y0:y1, x0:x1]
