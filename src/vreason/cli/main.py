@@ -71,6 +71,17 @@ def _fit_options(protocol: str, options: dict[str, Any], opt_keys: list[str] = (
     return kept
 
 
+def _default_seeds(protocol: str) -> list[int]:
+    """The protocol's own default seeds (``default_seeds``; 0 for an unknown name, refused later)."""
+    from vreason.registry import benchmarks, load_builtins
+
+    load_builtins()
+    try:
+        return list(getattr(benchmarks.get(protocol), "default_seeds", (0,)))
+    except KeyError:
+        return [0]
+
+
 def version_cb(value: bool) -> None:
     if value:
         out.print(f"vreason {__version__}")
@@ -163,7 +174,8 @@ def run(
                             show_default="the protocol's name"),
     runs: str = typer.Option("runs", "--runs", help="Folder holding run directories."),
     models: str = typer.Option(..., "--models", "-m", help="Comma-separated model names (built-in or imported)."),
-    seeds: str = typer.Option("0", "--seeds", help="Comma-separated generation seeds per sample."),
+    seeds: str = typer.Option(None, "--seeds", help="Comma-separated generation seeds per sample.",
+                              show_default="the protocol's (0; tivibench: 0,1,2,3,4)"),
     data: str = typer.Option(None, "--data", help="Benchmark data folder (e.g. RISE's snapshot, RULER's data)."),
     videos: str = typer.Option(None, "--videos", help="Folder of generated videos to import before scoring."),
     convention: str = typer.Option(None, "--convention",
@@ -222,7 +234,8 @@ def run(
     options.update(extra)
     judges = {k: v for k, v in {"default": judge, "vq": vq_judge}.items() if v}
     cfg = RunConfig(
-        protocol=protocol, run_dir=run_dir, models=_csv(models), seeds=_ints(seeds, "--seeds"),
+        protocol=protocol, run_dir=run_dir, models=_csv(models),
+        seeds=_ints(seeds, "--seeds") or _default_seeds(protocol),
         options=_fit_options(protocol, options, list(extra)), judges=judges,
         judge_options={"no_cache": no_cache, "refresh": refresh} if judges else {}, dry_run=dry_run,
         workers=workers, retry_failed=retry_failed, limit=limit,
