@@ -1,0 +1,118 @@
+"""A colour/shape detector for rendered tasks (the classical substitute of an open-vocabulary detector).
+
+Objects are found by HSV segmentation around a :class:`~vreason.data.tivibench_schema.ColourSpec`
+(hue within ``hue_tol`` of the reference's hue, saturation ≥ ``min_sat``, value ≥ ``min_val``; an
+achromatic reference — saturation below 60 — matches unsaturated pixels within 45 levels of its value),
+cleaned by a morphological opening and closing, then split into 8-connected components. Each object's
+centre is the centre of its bounding box (the centre of a ring or a drawn box too, where a centroid of a
+thin outline would drift with its gaps).
+
+Frames are first cut out of black letterbox/pillarbox bars (:func:`content`), so normalised coordinates
+refer to the picture a model drew, at any size. Everything here reuses :mod:`vreason.synth.frametools`'s
+HSV helpers; the backend name recorded in evidence is :data:`BACKEND`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vreason.data.tivibench_schema import ColourSpec
+from vreason.synth import frametools as ft
+
+BACKEND = "classical:colour"
+MIN_AREA = 0.0002
+"""Smallest object, as a fraction of the frame's area (≈ 46 px at 640×360): codec specks drop out."""
+ACHROMATIC_SAT = 60
+
+
+@dataclass
+class Blob:
+    cx: float
+    cy: float
+    """Centre (of the bounding box), normalised to the frame: x from the left, y from the top."""
+    area: float
+    """Fraction of the frame's area."""
+    box: tuple[float, float, float, float]
+    """(x0, y0, x1, y1), normalised."""
+
+    def as_json(self) -> dict:
+        return {"x": round(self.cx, 4), "y": round(self.cy, 4), "area": round(self.area, 5),
+                "box": [round(v, 4) for v in self.box]}
+
+
+def to_rgb(frame: np.ndarray) -> np.ndarray:
+    """An RGB uint8 H×W×3 array from a grey, RGBA or float frame."""
+    arr = np.asarray(frame)
+    if arr.ndim == 2:
+        arr = np.repeat(arr[:, :, None], 3, axis=2)
+    arr = arr[:, :, :3]
+    if arr.dtype != np.uint8:
+        arr = np.nan_to_num(arr.astype(np.float32), nan=0.0, posinf=255.0, neginf=0.0)
+        if arr.size and float(arr.max()) <= 1.0:
+            arr = arr * 255.0
+        arr = np.clip(arr, 0, 255).astype(np.uint8)
+    return np.ascontiguousarray(arr)
+
+
+def valid_frame(frame: np.ndarray) -> str | None:
+    """Why ``frame`` is not an image a check can read, or None."""
+    arr = np.asarray(frame)
+    if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (1, 3, 4)):
+        return f"frame has an unusable shape {tuple(arr.shape)}"
+    if arr.shape[0] < 8 or arr.shape[1] < 8:
+        return f"frame is too small ({arr.shape[1]}×{arr.shape[0]})"
+    return None
+
+
+def content(frames: Sequence[np.ndarray]) -> list[np.ndarray]:
+    """RGB frames cut out of black letterbox/pillarbox bars found over all of them (one crop for all)."""
+    rgb = [to_rgb(f) for f in frames]
+    if not rgb:
+        return rgb
+    y0, y1, x0, x1 = ft.letterbox_crop(rgb)
+    return [f[y0:y1, x0:x1] for f in rgb]
+
+
+def colour_mask(frame: np.ndarray, spec: ColourSpec) -> np.ndarray:
+    """Bool mask of the pixels of ``spec``'s colour in an RGB frame."""
+    import cv2
+
+    hsv = ft.hsv(to_rgb(frame))
+    ref = cv2.cvtColor(np.array([[list(spec.rgb)]], np.uint8), cv2.COLOR_RGB2HSV)[0, 0]
+    if int(ref[1]) < ACHROMATIC_SAT:
+        return (hsv[:, :, 1] < ACHROMATIC_SAT) & (np.abs(hsv[:, :, 2].astype(np.int16) - int(ref[2])) <= 45)
+    return ft.hue_mask(hsv, float(ref[0]), spec.hue_tol, spec.min_sat, spec.min_val)
+
+
+def find(frame: np.ndarray, spec: ColourSpec, *, min_area: float = MIN_AREA) -> list[Blob]:
+    """Objects of ``spec``'s colour in one RGB frame, largest first."""
+    import cv2
+
+    rgb = to_rgb(frame)
+    h, w = rgb.shape[:2]
+    k = 3 if min(h, w) >= 120 else 1
+    mask = ft.clean(colour_mask(rgb, spec), open_px=k, close_px=k)
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    out = []
+    for i in range(1, n):
+        x, y, bw, bh, area = (int(v) for v in stats[i, :5])
+        if area < min_area * h * w:
+            continue
+        out.append(Blob((x + bw / 2) / w, (y + bh / 2) / h, area / (h * w), (x / w, y / h, (x + bw) / w, (y + bh) / h)))
+    out.sort(key=lambda b: -b.area)
+    return out
+
+
+def distance(a: tuple[float, float], b: tuple[float, float], width: int, height: int) -> float:
+    """Distance of two normalised points in pixels of a ``width``×``height`` frame, over its diagonal."""
+    return float(np.hypot((a[0] - b[0]) * width, (a[1] - b[1]) * height) / np.hypot(width, height))
+
+
+def named_spec(name: str) -> ColourSpec:
+    """The :class:`ColourSpec` of one of the suite's named colours (:data:`vreason.synth.draw.COLOURS`)."""
+    from vreason.synth import draw
+
+    return ColourSpec(rgb=draw.rgb(name), name=name, hue_tol=6.0, min_sat=90, min_val=60)
