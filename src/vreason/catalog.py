@@ -18,6 +18,16 @@ benchmarks.declare("tivibench", "vreason.protocols.tivibench:TiviBenchProtocol",
 for _name in ("oracle", "static", "shortcut", "random", "noise", "reversed"):
     generators.declare(_name, "vreason.synth.models:BUILTIN_MODELS",
                        summary="built-in suite model (synth only)")
+generators.declare("diffusers", "vreason.generate.diffusers_gen:DiffusersGenerator", extra="gen",
+                   summary="kind: a local diffusers pipeline folder (diffusers:/models/Wan2.2-TI2V-5B-Diffusers)")
+generators.declare("cmd", "vreason.generate.cmd_gen:CmdGenerator",
+                   summary="kind: any executable given a JSON request file (cmd:./my_model.sh)")
+generators.declare("sora", "vreason.generate.sora:SoraGenerator",
+                   summary="OpenAI videos API (Sora 2): sora:sora-2; key OPENAI_API_KEY")
+generators.declare("veo", "vreason.generate.veo:VeoGenerator",
+                   summary="Google Veo via the Gemini API: veo:veo-3.1-generate-preview; key GEMINI_API_KEY")
+generators.declare("http", "vreason.generate.http_job:HttpJobGenerator",
+                   summary="any create → poll → download HTTP job API, configured by a YAML file: http:api.yaml")
 
 judges.declare("openai", "vreason.judge.openai_backend:OpenAIJudge",
                summary="any OpenAI-compatible chat-completions endpoint (OpenAI, Gemini, vLLM, Ollama…)")
