@@ -1,0 +1,111 @@
+"""Arithmetic (TiViBench SL / arithmetic): the result of an expression gets written after "=".
+
+Easy ``a + b`` / ``a - b``; medium ``a x b + c`` / ``a x b - c``; hard ``(a + b) x c - d`` or
+``a / b + c x d`` (exact integer division). Operators are drawn as ASCII ``x`` and ``/`` (the built-in
+font's × and ÷ are not read reliably by OCR; the parser accepts both). Verified by TiViBench's math check
+(:mod:`vreason.verify.math_answer`: recognition on the annotated equation line, the text after "=" equal to
+the result as text or as a value) on the last frame and the frame 0.15 s before the end; the suite also
+requires the left-hand side to still have the question's value (a model rewriting the question into an
+easier one fails). Directional; no process rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vreason.synth import draw
+from vreason.synth import tivi_text as tt
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+
+SIZE = 40
+
+
+def expression(rng: np.random.Generator, difficulty: str) -> tuple[str, int]:
+    def r(a: int, b: int) -> int:
+        return int(rng.integers(a, b + 1))
+
+    while True:
+        form = int(rng.integers(2))
+        if difficulty == "easy":
+            a, b = r(11, 89), r(3, 49)
+            text, value = (f"{a} + {b}", a + b) if form == 0 else (f"{a} - {b}", a - b)
+        elif difficulty == "medium":
+            a, b, c = r(3, 12), r(3, 9), r(2, 30)
+            text, value = (f"{a} x {b} + {c}", a * b + c) if form == 0 else (f"{a} x {b} - {c}", a * b - c)
+        else:
+            if form == 0:
+                a, b, c, d = r(2, 15), r(2, 15), r(2, 6), r(2, 20)
+                text, value = f"({a} + {b}) x {c} - {d}", (a + b) * c - d
+            else:
+                b, q, c, d = r(2, 9), r(2, 9), r(2, 9), r(2, 9)
+                text, value = f"{b * q} / {b} + {c} x {d}", q + c * d
+        if value > 0:
+            return text, value
+
+
+def render(state: dict[str, Any], cfg: RenderConfig, answer: str = "") -> np.ndarray:
+    img = draw.canvas(cfg.width, cfg.height, (250, 249, 244))
+    x, y = state["x"], state["y"]
+    tt.put_text(img, state["lhs"] + " =", (x, y), SIZE, tt.INK, anchor="lm")
+    if answer:
+        tt.put_text(img, answer, (state["ans_x"], y), SIZE, tt.ANSWER_INK, anchor="lm")
+    return img
+
+
+@family
+class Arithmetic(TaskFamily):
+    name = "arithmetic"
+    version = "1"
+    directional = True
+    process_rule = False
+
+    def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
+        lhs, value = expression(rng, difficulty)
+        ans = str(value)
+        w_lhs = tt.text_box(lhs + " =", SIZE)[2]
+        w_ans = tt.text_box("8888", SIZE)[2]
+        gap = SIZE // 2
+        x = (cfg.width - (w_lhs + gap + w_ans)) // 2
+        y = cfg.height // 2
+        state: dict[str, Any] = {"lhs": lhs, "answer": ans, "x": x, "y": y, "ans_x": x + w_lhs + gap,
+                                 "line": [x, y - SIZE, x + w_lhs + gap + w_ans, y + SIZE]}
+        state["tivibench"] = tt.tivi_record("SL", "arithmetic", {
+            "family": "math", "expected": ans, "region": tt.norm_box(state["line"], cfg, pad=16)})
+        frames = self.solve(state, cfg, cfg.n_frames)
+        prompt = (f"The expression \"{lhs} =\" is written on a sheet of paper. Work out the result and write it "
+                  "after the equals sign in dark blue ink, then stop. The expression itself stays unchanged and "
+                  "the camera does not move.")
+        return TaskInstance(self.name, difficulty, index, seed, prompt, frames[0], frames[-1], frames, state,
+                            self.directional, self.process_rule)
+
+    def solve(self, state: dict[str, Any], cfg: RenderConfig, n_frames: int, answer: str | None = None):
+        """The answer (default: the right one) written after "=", one character after another."""
+        ans = state["answer"] if answer is None else answer
+        first, final = render(state, cfg), render(state, cfg, ans)
+        x0, y = state["ans_x"], state["y"]
+        rects, pos = [], x0
+        for i in range(len(ans)):
+            nxt = x0 + tt.text_box(ans[:i + 1], SIZE)[2]
+            rects.append((max(0, pos - 2), y - SIZE, min(cfg.width, nxt + 2), y + SIZE))
+            pos = nxt
+        return tt.reveal(first, final, rects, n_frames, 0.3, 0.8)
+
+    def random_motion(self, inst: TaskInstance, rng, cfg: RenderConfig) -> list[np.ndarray]:
+        """A wrong result written after "=" (off by a small amount)."""
+        v = int(inst.state["answer"]) + int(rng.choice([-10, -2, -1, 1, 2, 10]))
+        return self.solve(inst.state, cfg, cfg.n_frames, str(abs(v) if v else 1))
+
+    def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
+        def lhs_kept(frame, res) -> tuple[dict[str, bool], dict[str, Any]]:
+            from vreason.verify.math_answer import parse_value
+
+            left = (res.details or {}).get("left", "")
+            try:
+                same = parse_value(left) == parse_value(state["lhs"])
+            except ValueError:
+                same = False
+            return {"question_kept": same}, {"question_read": left}
+
+        return tt.verify_by_check(frames, state, cfg, times, extra=lhs_kept)
