@@ -12,6 +12,8 @@ benchmarks.declare("ruler", "vreason.protocols.ruler:RulerProtocol",
                    summary="RULER-Bench: checklist judged Good/Medium/Poor over four metrics")
 benchmarks.declare("mmecof", "vreason.protocols.mmecof:MmeCofProtocol",
                    summary="MME-CoF-Pro: per-step Reasoning Score under hint settings")
+benchmarks.declare("pai-c", "vreason.protocols.pai_c:PaiCProtocol",
+                   summary="PAI-Bench-C: conditional generation fidelity, quality and diversity")
 benchmarks.declare("tivibench", "vreason.protocols.tivibench:TiviBenchProtocol",
                    summary="TiViBench: 24 task types, programmatic checks + VLM QA, Pass@1 / Pass@5")
 
@@ -49,6 +51,11 @@ for _name, _target, _what in (
     ("ruler_checklist", "vreason.protocols.ruler:RulerChecklistScorer", "RULER: checklist Good/Medium/Poor"),
     ("mmecof_rs", "vreason.protocols.mmecof:MmeCofStepScorer", "MME-CoF-Pro: per-step Reasoning Score"),
     ("mmecof_gq", "vreason.protocols.mmecof:MmeCofQualityScorer", "MME-CoF-Pro: generation quality"),
+    ("pai_c_fidelity", "vreason.protocols.pai_c_scorers:PaiCFidelityScorer", "PAI-C: blur SSIM, Canny F1"),
+    ("pai_c_depth", "vreason.protocols.pai_c_scorers:PaiCDepthScorer", "PAI-C: depth si-RMSE"),
+    ("pai_c_seg", "vreason.protocols.pai_c_scorers:PaiCSegScorer", "PAI-C: segmentation mIoU / recall"),
+    ("pai_c_dover", "vreason.protocols.pai_c_scorers:PaiCDoverScorer", "PAI-C: DOVER technical score"),
+    ("pai_c_diversity", "vreason.protocols.pai_c_scorers:PaiCDiversityScorer", "PAI-C: Diversity-LPIPS"),
     ("tivibench_check", "vreason.protocols.tivibench_scorers:TiviCheckScorer",
      "TiViBench: the metric family's programmatic check"),
     ("tivibench_qa", "vreason.protocols.tivibench_scorers:TiviQaScorer", "TiViBench: VLM QA, all answers right"),

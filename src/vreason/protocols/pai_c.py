@@ -1,0 +1,139 @@
+"""PAI-Bench-C (conditional generation): control fidelity, quality and diversity of generated videos.
+
+``vreason run pai-c --data DATA --videos RESULTS --models NAME`` scores the generated videos
+``RESULTS/{video_id}__{k}.mp4`` (k = 0..5, the six caption variants; importer convention ``pai``, the
+variant is the seed) against the ground truth of the released layout (:mod:`vreason.data.pai_c`).
+
+Metrics (formulas in :mod:`vreason.protocols.pai_c_metrics`, scorers in
+:mod:`vreason.protocols.pai_c_scorers`): ``blur_ssim``, ``canny_f1_score`` / ``canny_precision`` /
+``canny_recall``, ``depth_si_rmse``, ``seg_m_iou`` / ``seg_recall``, ``dover_tech_score`` — the released
+``METRICS`` — plus ``blur_mse`` and ``diversity_lpips``. A metric whose model was not given is
+``unscored`` with the reason, never 0. Defaults reproduce the released code; the options below that
+depart from it are named and recorded in the manifest and in every score's evidence.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+import pandas as pd
+from pydantic import Field
+
+from vreason.errors import ConfigError
+from vreason.protocols.base import AggregateResult, LoadResult, Protocol
+from vreason.protocols.options import ProtocolOptions
+from vreason.records import Sample
+from vreason.registry import benchmarks
+from vreason.scoring import Scorer
+
+Preset = Literal["very_low", "low", "medium", "high", "very_high"]
+
+
+class PaiCOptions(ProtocolOptions):
+    """Options of ``vreason run pai-c``; defaults follow the released ``conditional_generation`` code."""
+
+    max_frames: int = Field(121, ge=1, description="Frames read from each video (released: 121); the prediction "
+                            "is trimmed to the ground truth's count.")
+    canny_preset: Preset = Field("medium", description="Canny thresholds: very_low (20,50), low (50,100), medium "
+                                 "(100,200, released), high (200,300), very_high (300,400).")
+    canny_gray: bool = Field(False, description="Convert RGB→GRAY before Canny (the fork's fix); released: Canny on "
+                             "the RGB array as is.")
+    canny_degenerate: Literal["unscored", "score"] = Field(
+        "unscored", description="An edge video with no edge (or only edges): the released code raises and the "
+        "video has no Canny numbers (`unscored`); `score` computes F1 anyway (0 for a blank prediction).")
+    depth: str | None = Field(None, description="Depth model for si-RMSE: transformers:/folder (Depth Anything). "
+                              "The released code uses Video-Depth-Anything; the backend is recorded per score.")
+    depth_gt: Literal["npz", "recompute"] = Field("npz", description="Ground-truth depth: the cached "
+                                                  "depth_npzs/{id}.npz (released) or recomputed with `depth`.")
+    depth_error_cap: float | None = Field(10.0, description="Clip each per-pixel residual to ±cap before squaring "
+                                          "(10, the newer released code); null = the older uncapped code.")
+    detector: str | None = Field(None, description="Open-vocabulary detector for segmentation (`--detector`): "
+                                 "transformers:/grounding-dino-folder (released: grounding-dino-tiny).")
+    segmenter: str | None = Field(None, description="Box-prompted segmenter: transformers:/sam-folder (released: "
+                                  "SAM2 hiera-large with video propagation).")
+    box_threshold: float = Field(0.3, ge=0, le=1, description="Grounding DINO box threshold (released 0.3).")
+    text_threshold: float = Field(0.25, ge=0, le=1, description="Grounding DINO text threshold (released 0.25).")
+    seg_labels: Literal["gt_phrases", "caption"] = Field(
+        "gt_phrases", description="Text queries of the detector: the phrases of the ground-truth instances (the "
+        "phrases Grounded-SAM-2 found in the caption) or the caption split on . , ;")
+    seg_stride: int = Field(0, ge=0, description="0: masks on frame 0 compared with the ground truth's frame 0; N: "
+                            "re-detect every Nth frame (vreason has no SAM2 video propagation; see docs).")
+    seg_gt: Literal["pkl", "recompute"] = Field("pkl", description="Ground-truth masks: sam2_pkls (released) or "
+                                                "recomputed with the same detector and segmenter.")
+    seg_drop_empty: bool = Field(False, description="Drop empty phrase masks before matching (the fork's fix).")
+    seg_empty: Literal["zero", "unscored"] = Field(
+        "zero", description="No mask on one side: 0 / 0 as the released code, or unscored.")
+    quality: str | None = Field(None, description="DOVER technical quality backend: torchscript:/path/model.pt "
+                                "(uint8 T×H×W×3 in, score out).")
+    dover_gt: bool = Field(True, description="Also score the ground truth with the quality backend (evidence "
+                           "`dover_tech_score_gt`, as released).")
+    diversity: bool = Field(True, description="Compute Diversity-LPIPS over the caption variants.")
+    n_variants: int = Field(6, ge=2, description="Caption variants per video (released NUM_PROMPTS_PER_VIDEO = 6).")
+    lpips_net: Literal["vgg", "alex"] = Field("vgg", description="LPIPS network (released diversity: vgg).")
+    lpips_backbone: str | None = Field(None, description="Local torchvision-format backbone weights (.pth) for "
+                                       "LPIPS.")
+    lpips_heads: str | None = Field(None, description="Local LPIPS linear-head weights (the lpips wheel's "
+                                    "weights/v0.1/<net>.pth).")
+    device: str | None = Field(None, description="Device for local models (`--device`): cpu, cuda, auto.")
+    dtype: Literal["float32", "float16", "bfloat16"] = Field("float32", description="Model dtype.")
+    batch_size: int = Field(8, ge=1, description="Frames per model batch (bounds memory).")
+    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals.")
+    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
+    boot_seed: int = Field(0, description="Seed of the bootstrap.")
+
+
+RELEASED = ("canny_preset", "canny_gray", "canny_degenerate", "depth_gt", "depth_error_cap", "seg_labels",
+            "seg_stride", "seg_gt", "seg_drop_empty", "seg_empty", "max_frames", "lpips_net", "n_variants")
+"""Options named in the report when they depart from the released code (seg_labels / seg_stride defaults
+are vreason's closest equivalent; see docs/pai_c.md)."""
+
+
+@benchmarks.register("pai-c")
+class PaiCProtocol(Protocol):
+    """PAI-Bench-C: blur SSIM, Canny F1, depth si-RMSE, segmentation mIoU, DOVER, Diversity-LPIPS."""
+
+    name: ClassVar[str] = "pai-c"
+    summary: ClassVar[str] = "PAI-Bench-C: conditional generation fidelity, quality and diversity"
+    default_seeds: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4, 5)
+    convention: ClassVar[str] = "pai"
+    options_model: ClassVar[type[ProtocolOptions]] = PaiCOptions
+    opts: PaiCOptions
+
+    def load(self) -> LoadResult:
+        from vreason.data.pai_c import load_pai_c
+
+        if not self.opts.data:
+            raise ConfigError("pai-c needs --data pointing at the PAI-Bench-C folder (metadata.csv, videos/, "
+                              "depth_npzs/, sam2_pkls/, captions/)")
+        try:
+            samples, errors = load_pai_c(self.opts.data)
+        except FileNotFoundError as exc:
+            raise ConfigError(str(exc)) from None
+        return LoadResult(samples=samples, errors=errors)
+
+    def scorer_options(self) -> dict:
+        o = self.opts.model_dump()
+        o["device"] = o.get("device") or "cpu"
+        return o
+
+    def scorers(self) -> list[Scorer]:
+        from vreason.protocols import pai_c_scorers as S
+
+        o = self.scorer_options()
+        out: list[Scorer] = [S.PaiCFidelityScorer(**o), S.PaiCDepthScorer(**o), S.PaiCSegScorer(**o),
+                             S.PaiCDoverScorer(**o)]
+        if self.opts.diversity:
+            out.append(S.PaiCDiversityScorer(**o))
+        return out
+
+    def aggregate(self, scores: pd.DataFrame, samples: list[Sample], out_dir: str) -> AggregateResult:
+        from vreason.protocols.pai_c_tables import aggregate_pai_c
+
+        o = self.opts
+        defaults = PaiCOptions.model_fields
+        departing = {k: getattr(o, k) for k in RELEASED if getattr(o, k) != defaults[k].default}
+        return aggregate_pai_c(scores, samples, n_variants=o.n_variants, departing=departing, n_boot=o.n_boot,
+                               level=o.level, seed=o.boot_seed)
+
+
+__all__ = ["PaiCOptions", "PaiCProtocol"]

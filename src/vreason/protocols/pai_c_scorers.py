@@ -1,0 +1,313 @@
+"""PAI-Bench-C scorers: one per model dependency, so a missing model leaves only its metrics unscored.
+
+=====================  ============================================  =========================================
+scorer                 metrics                                       needs
+=====================  ============================================  =========================================
+``pai_c_fidelity``     blur_ssim, blur_mse, canny_f1_score,          nothing (OpenCV / scikit-image)
+                       canny_precision, canny_recall
+``pai_c_depth``        depth_si_rmse                                 ``--opt depth=transformers:/folder``
+``pai_c_seg``          seg_m_iou, seg_recall                         ``--detector`` + ``--opt segmenter=``
+``pai_c_dover``        dover_tech_score                              ``--opt quality=torchscript:/model.pt``
+``pai_c_diversity``    diversity_lpips (this variant's pairs)        ``--opt lpips_backbone=… lpips_heads=…``
+=====================  ============================================  =========================================
+
+A unit is one generated video (sample × model × caption variant ``k`` = the seed). Diversity is split
+exactly: the unit of variant i scores the mean over j ≠ i of LPIPS(i, j), so the mean of the K units of
+a sample is the mean over ordered pairs (the released number); the aggregator only reports it when all K
+rows are there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import Any, ClassVar
+
+import numpy as np
+
+from vreason.errors import VideoError
+from vreason.measure.base import ModelMissing
+from vreason.protocols import pai_c_metrics as M
+from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.scoring import ScoreContext, Scorer
+
+
+def gt_video(sample: Sample) -> str:
+    path = sample.resolve(sample.reference_video)
+    if not path or not os.path.isfile(path):
+        raise FileNotFoundError(f"ground-truth video {sample.reference_video} is missing")
+    return path
+
+
+def _batches(it, size: int):
+    batch: list = []
+    for x in it:
+        batch.append(x)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+class _PaiC(Scorer):
+    kind: ClassVar[str] = "cpu"
+
+    def __init__(self, **opts: Any):
+        self.o = dict(opts)
+
+    def _pairs(self, sample: Sample, video: Video, info: M.PairInfo):
+        if not video.path:
+            raise VideoError(str(video.path), "no video path")
+        gt = gt_video(sample)
+        limit = int(self.o.get("max_frames", M.MAX_FRAMES))
+        return M.paired_frames(M.iter_rgb(gt, limit), M.iter_rgb(video.path, limit), info)
+
+    def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        try:
+            return self._score(sample, video, ctx)
+        except ModelMissing as exc:
+            return self.fail(sample, video, f"model missing: {exc}", status=ScoreStatus.unscored)
+        except (VideoError, FileNotFoundError, ValueError, OSError) as exc:
+            return self.fail(sample, video, str(exc))
+
+    def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        raise NotImplementedError
+
+    @staticmethod
+    def _info(info: M.PairInfo) -> dict[str, Any]:
+        return {"frames_compared": info.compared, "gt_frames": info.gt_frames, "pred_frames": info.pred_frames,
+                "gt_size": list(info.gt_size), "pred_size": list(info.pred_size)}
+
+
+class PaiCFidelityScorer(_PaiC):
+    """Blur SSIM (+ blur MSE) and Canny F1 / precision / recall, in one pass over both videos."""
+
+    name: ClassVar[str] = "pai_c_fidelity"
+    version: ClassVar[str] = "1"
+    metrics: ClassVar[tuple[str, ...]] = ("blur_ssim", "blur_mse", "canny_f1_score", "canny_precision",
+                                          "canny_recall")
+
+    def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        info = M.PairInfo()
+        blur, edges = M.BlurAcc(), M.CannyCounts()
+        preset, gray = self.o.get("canny_preset", "medium"), bool(self.o.get("canny_gray", False))
+        for g, p in self._pairs(sample, video, info):
+            blur.add(g, p)
+            edges.add_edges(M.canny(g, preset, gray=gray), M.canny(p, preset, gray=gray))
+        details = {**self._info(info), "bilateral": M.BILATERAL, "canny_preset": preset,
+                   "canny_thresholds": list(M.CANNY_PRESETS[preset]), "canny_gray": gray,
+                   "tp": edges.tp, "fp": edges.fp, "fn": edges.fn}
+        ev = Evidence(details=details)
+        out: list[Score] = []
+        b = blur.result()
+        if blur.uniform_frames:
+            out += self.fail(sample, video, f"SSIM undefined: ground-truth frame(s) {blur.uniform_frames[:5]} are "
+                             "uniform after blurring (data_range 0)", status=ScoreStatus.unscored,
+                             metric="blur_ssim", evidence=ev)
+        else:
+            out.append(self.ok(sample, video, "blur_ssim", b["blur_ssim"], min(1.0, max(0.0, b["blur_ssim"])),
+                               evidence=ev))
+        out.append(self.ok(sample, video, "blur_mse", b["blur_mse"], None, evidence=ev))
+        why = edges.degenerate
+        if why and self.o.get("canny_degenerate", "unscored") == "unscored":
+            for m in ("canny_f1_score", "canny_precision", "canny_recall"):
+                out += self.fail(sample, video, f"Canny F1 not computed: {why} (the released code raises here; "
+                                 "--opt canny_degenerate=score scores it)", status=ScoreStatus.unscored,
+                                 metric=m, evidence=ev)
+        else:
+            out += [self.ok(sample, video, k, v, v, evidence=ev) for k, v in edges.result().items()]
+        return out
+
+
+class PaiCDepthScorer(_PaiC):
+    """Depth si-RMSE of the prediction's depth against ``depth_npzs/{id}.npz`` (or a recomputed one)."""
+
+    name: ClassVar[str] = "pai_c_depth"
+    version: ClassVar[str] = "1"
+    metrics: ClassVar[tuple[str, ...]] = ("depth_si_rmse",)
+
+    def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        from vreason.data.pai_c import iter_npz_frames
+        from vreason.measure.spec import make_depth
+
+        model = make_depth(self.o.get("depth"), device=self.o.get("device", "cpu"),
+                           dtype=self.o.get("dtype", "float32"), batch_size=int(self.o.get("batch_size", 8)),
+                           option="--opt depth=transformers:/folder (the released code uses Video-Depth-Anything)")
+        recompute = self.o.get("depth_gt", "npz") == "recompute"
+        gt_depths = None
+        if not recompute:
+            npz = sample.resolve(sample.metadata.get("depth_npz"))
+            if not npz or not os.path.isfile(npz):
+                raise FileNotFoundError(f"{sample.metadata.get('depth_npz')} is missing (or pass --opt "
+                                        "depth_gt=recompute to estimate it with the same model)")
+            gt_depths = iter_npz_frames(npz, "data", limit=int(self.o.get("max_frames", M.MAX_FRAMES)))
+        acc = M.DepthAcc(cap=self.o.get("depth_error_cap", 10.0))
+        info = M.PairInfo()
+        bs = int(self.o.get("batch_size", 8))
+        for batch in _batches(self._pairs(sample, video, info), bs):
+            pred = model.depth([p for _, p in batch])
+            gts = model.depth([g for g, _ in batch]) if recompute else [next(gt_depths, None) for _ in batch]
+            for pd_, gd in zip(pred, gts, strict=True):
+                if gd is None:
+                    break
+                acc.add(np.asarray(pd_), np.asarray(gd))
+        value = acc.result()
+        ev = Evidence(details={**self._info(info), "depth_backend": model.name, "released_model":
+                               "Video-Depth-Anything (metric depth)", "gt_depth": "recomputed with the same model"
+                               if recompute else "depth_npzs", "error_cap": acc.cap, "frames_scored": len(acc.frames),
+                               "frames_without_valid_pixels": acc.empty_frames})
+        if value is None:
+            return self.fail(sample, video, "no frame has a pixel where both depths are > 0",
+                             status=ScoreStatus.unscored, evidence=ev)
+        return [self.ok(sample, video, "depth_si_rmse", value, None, evidence=ev)]
+
+
+def caption_phrases(caption: str) -> list[str]:
+    """Grounding-DINO-style phrases of a caption: split on '.', ',' and ';', trimmed, unique, in order."""
+    seen: list[str] = []
+    for part in re.split(r"[.,;]", caption or ""):
+        p = part.strip().lower()
+        if p and p not in seen:
+            seen.append(p)
+    return seen
+
+
+class PaiCSegScorer(_PaiC):
+    """Segmentation mIoU / recall: Grounding DINO (caption phrases) + SAM masks vs the GT instances."""
+
+    name: ClassVar[str] = "pai_c_seg"
+    version: ClassVar[str] = "1"
+    metrics: ClassVar[tuple[str, ...]] = ("seg_m_iou", "seg_recall")
+
+    def _frame_masks(self, det, seg, frame: np.ndarray, labels: list[str]) -> list:
+        from vreason.data.pai_c_masks import PhraseMask
+
+        found = det.detect(frame, labels, box_threshold=float(self.o.get("box_threshold", 0.3)),
+                           text_threshold=float(self.o.get("text_threshold", 0.25)))
+        if not found:
+            return []
+        masks = seg.masks_from_boxes(frame, [d.box for d in found])
+        return [PhraseMask(d.label, np.asarray(m, dtype=bool)[None]) for d, m in zip(found, masks, strict=True)]
+
+    def _segment(self, det, seg, frames: list[np.ndarray], labels: list[str]) -> dict[str, np.ndarray]:
+        from vreason.data.pai_c_masks import phrase_masks
+
+        per_frame = [phrase_masks(self._frame_masks(det, seg, f, labels)) for f in frames]
+        names = list(dict.fromkeys(k for pf in per_frame for k in pf))
+        shape = frames[0].shape[:2]
+        return {n: np.stack([pf.get(n, np.zeros((1, *shape), bool))[0] for pf in per_frame]) for n in names}
+
+    def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        from vreason.data.pai_c_masks import phrase_masks, read_instances
+        from vreason.measure.spec import make_detector, make_segmenter
+
+        kw = {"device": self.o.get("device", "cpu"), "dtype": self.o.get("dtype", "float32")}
+        det = make_detector(self.o.get("detector"), option="--detector transformers:/grounding-dino-folder", **kw)
+        seg = make_segmenter(self.o.get("segmenter"), option="--opt segmenter=transformers:/sam-folder", **kw)
+        stride = int(self.o.get("seg_stride", 0))
+        info = M.PairInfo()
+        gts, preds = [], []
+        for t, (g, p) in enumerate(self._pairs(sample, video, info)):
+            if t == 0 or (stride and t % stride == 0):
+                gts.append(g)
+                preds.append(p)
+        idx = [0] + ([t for t in range(1, info.compared) if stride and t % stride == 0])
+        recompute = self.o.get("seg_gt", "pkl") == "recompute"
+        if recompute:
+            labels = caption_phrases(sample.prompt)
+            gt_masks = self._segment(det, seg, gts, labels)
+        else:
+            pkl = sample.resolve(sample.metadata.get("sam2_pkl"))
+            if not pkl or not os.path.isfile(pkl):
+                raise FileNotFoundError(f"{sample.metadata.get('sam2_pkl')} is missing (or pass --opt "
+                                        "seg_gt=recompute to segment the ground truth with the same models)")
+            inst = read_instances(pkl)
+            for i in inst:
+                i.mask = i.mask[[t for t in idx if t < len(i.mask)]]
+            gt_masks = phrase_masks(inst)
+            labels = (list(gt_masks) if self.o.get("seg_labels", "gt_phrases") == "gt_phrases"
+                      else caption_phrases(sample.prompt))
+        pred_masks = self._segment(det, seg, preds, labels) if labels else {}
+        if self.o.get("seg_drop_empty", False):
+            gt_masks = {k: v for k, v in gt_masks.items() if v.any()}
+            pred_masks = {k: v for k, v in pred_masks.items() if v.any()}
+        m_iou, recall, matched = M.hungarian_miou(list(gt_masks.values()), list(pred_masks.values()))
+        ev = Evidence(frame_indices=idx, details={
+            **self._info(info), "detector": det.name, "segmenter": seg.name, "labels": labels,
+            "gt_phrases": list(gt_masks), "pred_phrases": list(pred_masks), "matched_ious": matched.round(4).tolist(),
+            "gt_masks": "recomputed with the same models" if recompute else "sam2_pkls",
+            "frames": "frame 0" if not stride else f"every {stride}th frame (re-detected, no propagation)"})
+        if (not gt_masks or not pred_masks) and self.o.get("seg_empty", "zero") == "unscored":
+            side = "ground truth" if not gt_masks else "prediction"
+            return self.fail(sample, video, f"no {side} mask to match", status=ScoreStatus.unscored, evidence=ev)
+        return [self.ok(sample, video, "seg_m_iou", m_iou, m_iou, evidence=ev),
+                self.ok(sample, video, "seg_recall", recall, recall, evidence=ev)]
+
+
+class PaiCDoverScorer(_PaiC):
+    """DOVER technical score through the pluggable quality backend (prediction, and the GT for reference)."""
+
+    name: ClassVar[str] = "pai_c_dover"
+    version: ClassVar[str] = "1"
+    metrics: ClassVar[tuple[str, ...]] = ("dover_tech_score",)
+
+    def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        from vreason.protocols.pai_c_quality import make_quality
+
+        q = make_quality(self.o.get("quality"), device=self.o.get("device", "cpu"))
+        info = M.PairInfo()
+        pairs = list(self._pairs(sample, video, info))
+        value = q.score([p for _, p in pairs])
+        details = {**self._info(info), "quality_backend": q.name, "released_model": "DOVER technical"}
+        if self.o.get("dover_gt", True):
+            details["dover_tech_score_gt"] = q.score([g for g, _ in pairs])
+        return [self.ok(sample, video, "dover_tech_score", value, None, evidence=Evidence(details=details))]
+
+
+def sibling(path: str, sample_id: str, k: int) -> str:
+    """The path of caption variant ``k`` next to ``path`` (``{id}__{k}.ext``)."""
+    folder, name = os.path.split(path)
+    ext = os.path.splitext(name)[1] or ".mp4"
+    return os.path.join(folder, f"{sample_id}__{k}{ext}")
+
+
+class PaiCDiversityScorer(_PaiC):
+    """Diversity-LPIPS, this variant's share: mean over j ≠ i of LPIPS(variant i, variant j)."""
+
+    name: ClassVar[str] = "pai_c_diversity"
+    version: ClassVar[str] = "1"
+    metrics: ClassVar[tuple[str, ...]] = ("diversity_lpips",)
+
+    def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        from vreason.protocols.pai_c_lpips import lpips_distance
+
+        dist, backend = lpips_distance(self.o)
+        if not video.path:
+            raise VideoError(str(video.path), "no video path")
+        k = int(self.o.get("n_variants", 6))
+        others = {j: sibling(video.path, sample.id, j) for j in range(k) if j != video.seed}
+        missing = [j for j, p in others.items() if not os.path.isfile(p)]
+        if video.seed >= k or missing:
+            why = (f"variant {video.seed} is outside 0..{k - 1}" if video.seed >= k else
+                   f"missing variant(s) {missing} next to {os.path.basename(video.path)}")
+            return self.fail(sample, video, f"diversity needs all {k} caption variants: {why}",
+                             status=ScoreStatus.unscored)
+        limit = int(self.o.get("max_frames", M.MAX_FRAMES))
+        rows = []
+        for _, p in sorted(others.items()):
+            per_frame = []
+            for batch in _batches(zip(M.iter_rgb(video.path, limit), M.iter_rgb(p, limit), strict=False), 8):
+                a = [x for x, _ in batch]
+                b = [M.fit_frame(y, x.shape[0], x.shape[1]) for x, y in batch]
+                per_frame.extend(float(d) for d in dist(a, b))
+            rows.append(float(np.mean(per_frame)))
+        value = float(np.mean(rows))
+        ev = Evidence(details={"lpips_backend": backend, "pairs": {str(j): r for j, r in zip(sorted(others), rows,
+                                                                                           strict=True)},
+                               "n_variants": k})
+        return [self.ok(sample, video, "diversity_lpips", value, None, evidence=ev)]
+
+
+__all__ = ["PaiCDepthScorer", "PaiCDiversityScorer", "PaiCDoverScorer", "PaiCFidelityScorer", "PaiCSegScorer",
+           "caption_phrases", "gt_video", "sibling"]
