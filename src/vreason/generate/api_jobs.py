@@ -1,0 +1,327 @@
+"""The shared engine of video-generation APIs: create a job → poll it → download the video.
+
+A provider is a :class:`JobAdapter` (how to build each HTTP call and read each reply); the
+:class:`JobEngine` does the rest, the same for every provider:
+
+* **errors by class** — HTTP 429 (``rate_limit``, waits ``Retry-After`` when sent), 408/409/5xx
+  (``server``), timeouts and dropped connections are retried with exponential, jittered backoff
+  (tenacity); any other 4xx is ``fatal`` and not retried;
+* **refusals** — a content-policy refusal, at create time (a 4xx the adapter recognises) or as the
+  job's final state, raises :class:`JobRefused` with the provider's reason: the video is ``blocked``;
+* **persistence** — the job id is written to the :class:`~vreason.generate.job_ledger.JobLedger`
+  *before* the first poll, so a killed run resumes polling the same job instead of paying for a new
+  one, and a finished job is never created again;
+* **timeout** — a job still pending after ``timeout_s`` ends ``failed`` with the reason; its id stays
+  in the ledger (status ``timeout``) so a ``--retry-failed`` run polls it again instead of re-creating.
+
+Secrets (API keys) are scrubbed from every reason this module produces.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+
+from vreason.generate.job_ledger import JobLedger
+from vreason.judge.retry import parse_retry_after
+from vreason.store import redact_text
+
+ErrorKind = Literal["rate_limit", "server", "timeout", "connection", "fatal"]
+RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
+
+
+class ApiError(Exception):
+    """An HTTP call that did not produce a usable reply; ``kind`` decides whether it is retried."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None,
+                 retry_after: float | None = None):
+        super().__init__(message)
+        self.kind, self.message, self.status, self.retry_after = kind, message, status, retry_after
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.message}"
+
+
+class JobRefused(Exception):
+    """The provider refused the request or its result (content policy): the video is ``blocked``."""
+
+
+class JobFailed(Exception):
+    """The provider reports the job failed (not a refusal): the video is ``failed``."""
+
+
+@dataclass
+class HttpCall:
+    method: str
+    url: str
+    json: Any = None
+    data: dict[str, str] | None = None
+    files: dict[str, Any] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class PollResult:
+    state: Literal["pending", "done", "failed", "refused"]
+    reason: str | None = None
+    download: HttpCall | None = None
+    progress: float | None = None
+
+
+@dataclass
+class JobRequest:
+    """What one video asks of the provider (the adapter turns it into a create call)."""
+
+    prompt: str
+    seed: int
+    image_png: bytes | None = None
+    image_size: tuple[int, int] | None = None
+    """(width, height) of ``image_png``."""
+
+
+class JobAdapter(ABC):
+    """One provider's request and reply shapes."""
+
+    provider: str = ""
+
+    @abstractmethod
+    def create_call(self, req: JobRequest) -> HttpCall: ...
+
+    @abstractmethod
+    def job_id(self, body: Any) -> str:
+        """The job id in the create reply (raise ``ValueError`` when absent)."""
+
+    @abstractmethod
+    def poll_call(self, job_id: str) -> HttpCall: ...
+
+    @abstractmethod
+    def read_status(self, job_id: str, body: Any) -> PollResult: ...
+
+    def refusal(self, status: int, body: Any) -> str | None:
+        """The provider's reason when a 4xx reply to a create is a content-policy refusal."""
+        return None
+
+    def error_message(self, body: Any) -> str:
+        if isinstance(body, dict) and isinstance(body.get("error"), dict):
+            err = body["error"]
+            return str(err.get("message") or err.get("code") or err)
+        return str(body)[:300]
+
+
+@dataclass
+class RetrySettings:
+    attempts: int = 6
+    """Tries per HTTP call (1 = no retry)."""
+    base_s: float = 1.0
+    cap_s: float = 60.0
+
+
+@dataclass
+class EngineSettings:
+    poll_s: float = 10.0
+    poll_first_s: float | None = None
+    """Wait before the first poll (default ``poll_s``): set it near the typical render time."""
+    timeout_s: float = 3600.0
+    max_in_flight: int | None = None
+    retry: RetrySettings = field(default_factory=RetrySettings)
+    retry_blocked: bool = False
+    """Create a job again for a (sample, seed) whose earlier job was refused (default: keep ``blocked``)."""
+
+
+@dataclass
+class JobOutcome:
+    status: Literal["ok", "blocked", "failed"]
+    reason: str | None = None
+    job_id: str | None = None
+    resumed: bool = False
+    created: bool = False
+    seconds: float = 0.0
+
+
+def _body(resp: httpx.Response) -> Any:
+    try:
+        return resp.json()
+    except ValueError:
+        return resp.text[:500]
+
+
+def _wait(retry: RetrySettings):
+    backoff = wait_exponential_jitter(initial=retry.base_s, max=retry.cap_s, jitter=retry.base_s)
+
+    def wait(state: Any) -> float:
+        exc = state.outcome.exception() if state.outcome else None
+        if isinstance(exc, ApiError) and exc.retry_after is not None:
+            return float(min(max(exc.retry_after, 0.0), retry.cap_s))
+        return float(backoff(state))
+
+    return wait
+
+
+class JobEngine:
+    def __init__(self, adapter: JobAdapter, ledger: JobLedger, settings: EngineSettings,
+                 *, secrets: list[str] | None = None):
+        self.adapter, self.ledger, self.settings = adapter, ledger, settings
+        self.secrets = [s for s in (secrets or []) if s]
+        self._clients: dict[int, httpx.AsyncClient] = {}
+        self._sems: dict[int, asyncio.Semaphore] = {}
+
+    # ------------------------------------------------------------------ plumbing
+    def scrub(self, text: str) -> str:
+        for s in self.secrets:
+            text = text.replace(s, "***")
+        return redact_text(text)
+
+    def _client(self) -> httpx.AsyncClient:
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._clients:  # one connection pool per event loop (clients are loop-bound)
+            limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+            self._clients[loop] = httpx.AsyncClient(timeout=httpx.Timeout(120.0, connect=30.0), limits=limits,
+                                                    follow_redirects=True)
+        return self._clients[loop]
+
+    def _sem(self) -> asyncio.Semaphore | None:
+        if not self.settings.max_in_flight:
+            return None
+        loop = id(asyncio.get_running_loop())
+        return self._sems.setdefault(loop, asyncio.Semaphore(self.settings.max_in_flight))
+
+    async def aclose(self) -> None:
+        for c in self._clients.values():
+            await c.aclose()
+        self._clients.clear()
+
+    async def send(self, call: HttpCall, *, create: bool = False) -> httpx.Response:
+        """One call, retried by error class; a create's 4xx refusal raises :class:`JobRefused`."""
+        r = self.settings.retry
+        retrying = AsyncRetrying(stop=stop_after_attempt(max(1, r.attempts)), wait=_wait(r),
+                                 retry=retry_if_exception(lambda e: isinstance(e, ApiError) and e.retryable),
+                                 reraise=True)
+        async for attempt in retrying:
+            with attempt:
+                return await self._send_once(call, create)
+        raise AssertionError("unreachable")  # pragma: no cover - reraise=True always raises or returns
+
+    async def _send_once(self, call: HttpCall, create: bool) -> httpx.Response:
+        where = f"{call.method} {self.scrub(call.url.split('?', 1)[0])}"
+        try:
+            resp = await self._client().request(call.method, call.url, json=call.json, data=call.data,
+                                                files=call.files, headers=call.headers)
+        except httpx.TimeoutException as e:
+            raise ApiError("timeout", f"{where}: timed out ({type(e).__name__})") from None
+        except httpx.TransportError as e:
+            raise ApiError("connection", f"{where}: {type(e).__name__}: {self.scrub(str(e))}") from None
+        if resp.status_code < 400:
+            return resp
+        body = _body(resp)
+        msg = f"{where}: HTTP {resp.status_code}: {self.scrub(self.adapter.error_message(body))}"
+        if resp.status_code == 429:
+            raise ApiError("rate_limit", msg, status=429, retry_after=parse_retry_after(resp.headers))
+        if resp.status_code >= 500 or resp.status_code in (408, 409):
+            raise ApiError("server", msg, status=resp.status_code)
+        refused = self.adapter.refusal(resp.status_code, body) if create else None
+        if refused is not None:
+            raise JobRefused(self.scrub(refused))
+        raise ApiError("fatal", msg, status=resp.status_code)
+
+    # ------------------------------------------------------------------ one job
+    async def run(self, key: str, req: JobRequest, out_path: str, *, meta: dict[str, Any]) -> JobOutcome:
+        sem = self._sem()
+        if sem is None:
+            return await self._run(key, req, out_path, meta)
+        async with sem:
+            return await self._run(key, req, out_path, meta)
+
+    async def _run(self, key: str, req: JobRequest, out_path: str, meta: dict[str, Any]) -> JobOutcome:
+        t0 = time.monotonic()
+        row = self.ledger.get(key)
+        if row and row["status"] == "blocked" and not self.settings.retry_blocked:
+            return JobOutcome("blocked", row["reason"], row["job_id"], resumed=True)
+        resumed = bool(row and row["job_id"] and row["status"] in ("running", "timeout", "done"))
+        if resumed:
+            job_id = row["job_id"]  # type: ignore[index]
+        else:
+            try:
+                job_id = await self._create(key, req, meta)
+            except JobRefused as e:
+                self.ledger.finish(key, "blocked", str(e))
+                return JobOutcome("blocked", str(e))
+            except (ApiError, ValueError) as e:
+                reason = self.scrub(f"create failed: {e}")
+                self.ledger.finish(key, "failed", reason)
+                return JobOutcome("failed", reason)
+        out = await self._follow(key, job_id, out_path, t0, resumed)
+        out.resumed, out.created, out.seconds = resumed, not resumed, time.monotonic() - t0
+        return out
+
+    async def _create(self, key: str, req: JobRequest, meta: dict[str, Any]) -> str:
+        self.ledger.creating(key, provider=self.adapter.provider, **meta)
+        resp = await self.send(self.adapter.create_call(req), create=True)
+        job_id = self.adapter.job_id(_body(resp))
+        self.ledger.created(key, job_id)  # committed before the first poll
+        return job_id
+
+    async def _follow(self, key: str, job_id: str, out_path: str, t0: float, resumed: bool) -> JobOutcome:
+        s = self.settings
+        first = s.poll_s if resumed or s.poll_first_s is None else s.poll_first_s
+        await asyncio.sleep(0 if resumed else first)
+        state = "queued"
+        while True:
+            try:
+                resp = await self.send(self.adapter.poll_call(job_id))
+                res = self.adapter.read_status(job_id, _body(resp))
+            except ApiError as e:
+                reason = self.scrub(f"polling job {job_id} failed: {e}")
+                self.ledger.finish(key, "timeout" if e.retryable else "failed", reason)
+                return JobOutcome("failed", reason, job_id)
+            if res.state == "refused":
+                reason = self.scrub(res.reason or "refused by the provider (no reason given)")
+                self.ledger.finish(key, "blocked", reason)
+                return JobOutcome("blocked", reason, job_id)
+            if res.state == "failed":
+                reason = self.scrub(f"job {job_id} failed: {res.reason or 'no reason given'}")
+                self.ledger.finish(key, "failed", reason)
+                return JobOutcome("failed", reason, job_id)
+            if res.state == "done":
+                return await self._download(key, job_id, res, out_path)
+            state = res.reason or "pending"
+            if time.monotonic() - t0 + s.poll_s > s.timeout_s:
+                reason = (f"timed out after {s.timeout_s:g} s waiting for job {job_id} (last status: "
+                          f"{self.scrub(state)}); the job id is kept, --retry-failed polls it again")
+                self.ledger.finish(key, "timeout", reason)
+                return JobOutcome("failed", reason, job_id)
+            await asyncio.sleep(s.poll_s)
+
+    async def _download(self, key: str, job_id: str, res: PollResult, out_path: str) -> JobOutcome:
+        if res.download is None:
+            reason = f"job {job_id} finished without a video to download"
+            self.ledger.finish(key, "failed", reason)
+            return JobOutcome("failed", reason, job_id)
+        try:
+            resp = await self.send(res.download)
+        except ApiError as e:
+            reason = self.scrub(f"download of job {job_id} failed: {e}")
+            self.ledger.finish(key, "timeout" if e.retryable else "done", reason)  # done: re-download, no re-create
+            return JobOutcome("failed", reason, job_id)
+        data = resp.content
+        if not data:
+            reason = f"job {job_id}: the download was empty"
+            self.ledger.finish(key, "done", reason)
+            return JobOutcome("failed", reason, job_id)
+        os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+        tmp = f"{out_path}.part"
+        with open(tmp, "wb") as f:
+            f.write(data)
+        os.replace(tmp, out_path)
+        self.ledger.finish(key, "done", None, path=out_path)
+        return JobOutcome("ok", None, job_id)
