@@ -1,0 +1,120 @@
+"""Visual multiple choice (TiViBench SL / symbolic): the correct option's box turns red.
+
+A panel on the left shows coloured shapes; the question above asks how many of one kind there are (easy:
+only blue circles; medium: blue circles among green ones; hard: blue circles minus green squares). Four
+option boxes on the right ("A: 7" …) have grey outlines; the ground truth redraws the correct box's
+outline in red. Verified by TiViBench's multiple-choice check (:mod:`vreason.verify.mcq`: red boxes by HSV
+segmentation, identified by the annotated option boxes, the letter inside also read by OCR) on the last
+frame and the frame 0.15 s before the end: exactly the correct option must be red — none, a wrong one,
+two, or one red box around two options fail. Directional; no process rule.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vreason.synth import draw
+from vreason.synth import tivi_text as tt
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.synth.shapes import draw_shape
+
+RED = (230, 30, 30)
+GREY = (150, 150, 150)
+LETTERS = ("A", "B", "C", "D")
+QUESTIONS = {"easy": "How many blue circles are there?", "medium": "How many blue circles are there?",
+             "hard": "Blue circles minus green squares?"}
+
+
+def layout(cfg: RenderConfig) -> dict[str, Any]:
+    w, h = cfg.width, cfg.height
+    bw, bh = int(0.2 * w), int(0.14 * h)
+    x = int(0.7 * w)
+    ys = [int(0.2 * h + i * 0.19 * h) for i in range(4)]
+    return {"panel": [int(0.05 * w), int(0.17 * h), int(0.58 * w), int(0.95 * h)],
+            "boxes": [[x, y, x + bw, y + bh] for y in ys]}
+
+
+def render(state: dict[str, Any], cfg: RenderConfig, red: tuple[int, ...] = ()) -> np.ndarray:
+    g = state["layout"]
+    img = draw.canvas(cfg.width, cfg.height)
+    tt.put_text(img, state["question"], (cfg.width * 0.05, cfg.height * 0.08), 22, tt.INK, anchor="lm")
+    tt.outline(img, g["panel"], (200, 200, 200), 1)
+    for s in state["shapes"]:
+        draw_shape(img, s["shape"], s["x"], s["y"], s["r"], draw.rgb(s["colour"]), 0.0)
+    for i, (box, val) in enumerate(zip(g["boxes"], state["values"], strict=True)):
+        tt.outline(img, box, RED if i in red else GREY, 4 if i in red else 2)
+        tt.put_text(img, f"{LETTERS[i]}: {val}", ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), 26, tt.INK)
+    return img
+
+
+def _shapes(rng: np.random.Generator, kinds: list[tuple[str, str, int]], panel: list[int]) -> list[dict]:
+    x0, y0, x1, y1 = panel
+    cols, rows = 7, 4
+    cw, ch = (x1 - x0) / cols, (y1 - y0) / rows
+    slots = rng.permutation(cols * rows)
+    out, k = [], 0
+    for shape, colour, count in kinds:
+        for _ in range(count):
+            r, c = divmod(int(slots[k]), cols)
+            k += 1
+            out.append({"shape": shape, "colour": colour, "r": 0.3 * min(cw, ch),
+                        "x": x0 + (c + 0.5) * cw, "y": y0 + (r + 0.5) * ch})
+    return out
+
+
+@family
+class Choice(TaskFamily):
+    name = "choice"
+    version = "1"
+    directional = True
+    process_rule = False
+
+    def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
+        g = layout(cfg)
+        if difficulty == "easy":
+            blue, other = int(rng.integers(3, 8)), 0
+            kinds, answer = [("circle", "blue", blue)], blue
+        elif difficulty == "medium":
+            blue, other = int(rng.integers(5, 12)), int(rng.integers(4, 10))
+            kinds, answer = [("circle", "blue", blue), ("circle", "green", other)], blue
+        else:
+            blue, other = int(rng.integers(7, 13)), int(rng.integers(2, 7))
+            kinds = [("circle", "blue", blue), ("square", "green", other), ("circle", "green", int(rng.integers(2, 5)))]
+            answer = blue - other
+        correct = int(rng.integers(4))
+        wrong = [v for v in range(max(1, answer - 4), answer + 5) if v != answer]
+        picks = [int(v) for v in rng.choice(wrong, size=3, replace=False)]
+        values = picks[:correct] + [answer] + picks[correct:]
+        state: dict[str, Any] = {"layout": g, "question": QUESTIONS[difficulty], "values": values,
+                                 "correct": correct, "shapes": _shapes(rng, kinds, g["panel"])}
+        boxes = {LETTERS[i]: tt.norm_box(b, cfg) for i, b in enumerate(g["boxes"])}
+        state["tivibench"] = tt.tivi_record("SL", "symbolic", {
+            "family": "mcq", "answer": LETTERS[correct], "options": list(LETTERS),
+            "box_colour": {"rgb": list(RED), "name": "red"}, "option_boxes": boxes})
+        frames = self.solve(state, cfg, cfg.n_frames, (correct,))
+        prompt = (f"A worksheet shows coloured shapes and the question \"{state['question']}\" with four answer "
+                  "boxes A to D on the right. Count carefully and mark the correct answer by redrawing the "
+                  "outline of its box in red; leave the other boxes grey. Nothing else changes and the camera "
+                  "does not move.")
+        return TaskInstance(self.name, difficulty, index, seed, prompt, frames[0], frames[-1], frames, state,
+                            self.directional, self.process_rule)
+
+    def solve(self, state: dict[str, Any], cfg: RenderConfig, n_frames: int, red: tuple[int, ...]):
+        """The outlines of the options ``red`` turning red one after another over ``n_frames``."""
+        first, final = render(state, cfg), render(state, cfg, red)
+        rects = []
+        for i in red:
+            x0, y0, x1, y1 = state["layout"]["boxes"][i]
+            rects.append((x0 - 4, y0 - 4, x1 + 5, y1 + 5))
+        return tt.reveal(first, final, rects, n_frames, 0.3, 0.7)
+
+    def random_motion(self, inst: TaskInstance, rng, cfg: RenderConfig) -> list[np.ndarray]:
+        """A wrong option's box turns red."""
+        st = inst.state
+        wrong = [i for i in range(4) if i != st["correct"]]
+        return self.solve(st, cfg, cfg.n_frames, (int(rng.choice(wrong)),))
+
+    def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
+        return tt.verify_by_check(frames, state, cfg, times)
