@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from vreason.errors import VideoError
-from vreason.records import Evidence, Sample, Score, Video
+from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import scorers
 from vreason.scoring import ScoreContext, Scorer
 
@@ -72,6 +72,8 @@ class SynthVerifierScorer(Scorer):
         rate = fps if fps and fps > 0 else float(cfg.fps)
         times = [i / rate for i in indices]
         res = fam.verify(frames, md["state"], cfg, times=times)
+        if (res.evidence or {}).get("unscored"):  # the family's check could not score (e.g. no OCR engine)
+            return self.fail(sample, video, str(res.evidence["unscored"]), status=ScoreStatus.unscored)
         if not np.isfinite(res.score):  # a broken verifier: an error, never clamped into a 0 or a 1
             return self.fail(sample, video, f"{md['family']} verifier returned {res.score!r}, not a finite score")
         debug: list[str] = []
