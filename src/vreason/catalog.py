@@ -12,6 +12,10 @@ benchmarks.declare("ruler", "vreason.protocols.ruler:RulerProtocol",
                    summary="RULER-Bench: checklist judged Good/Medium/Poor over four metrics")
 benchmarks.declare("mmecof", "vreason.protocols.mmecof:MmeCofProtocol",
                    summary="MME-CoF-Pro: per-step Reasoning Score under hint settings")
+benchmarks.declare("pai-g", "vreason.protocols.pai_g:PaiGProtocol",
+                   summary="PAI-Bench-G: VBench quality dimensions + yes/no domain questions (judge)")
+benchmarks.declare("pai-u", "vreason.protocols.pai_u:PaiUProtocol",
+                   summary="PAI-Bench-U: multiple-choice video understanding; the model under test is --judge")
 benchmarks.declare("pai-c", "vreason.protocols.pai_c:PaiCProtocol",
                    summary="PAI-Bench-C: conditional generation fidelity, quality and diversity")
 benchmarks.declare("tivibench", "vreason.protocols.tivibench:TiviBenchProtocol",
@@ -51,6 +55,9 @@ for _name, _target, _what in (
     ("ruler_checklist", "vreason.protocols.ruler:RulerChecklistScorer", "RULER: checklist Good/Medium/Poor"),
     ("mmecof_rs", "vreason.protocols.mmecof:MmeCofStepScorer", "MME-CoF-Pro: per-step Reasoning Score"),
     ("mmecof_gq", "vreason.protocols.mmecof:MmeCofQualityScorer", "MME-CoF-Pro: generation quality"),
+    ("pai_g_quality", "vreason.protocols.pai_g_measure:PaiGQualityScorer", "PAI-Bench-G: quality dimensions"),
+    ("pai_g_domain", "vreason.protocols.pai_g:PaiGDomainScorer", "PAI-Bench-G: yes/no domain questions (judge)"),
+    ("pai_u_mcq", "vreason.protocols.pai_u:PaiUMcqScorer", "PAI-Bench-U: multiple-choice answer (model = judge)"),
     ("pai_c_fidelity", "vreason.protocols.pai_c_scorers:PaiCFidelityScorer", "PAI-C: blur SSIM, Canny F1"),
     ("pai_c_depth", "vreason.protocols.pai_c_scorers:PaiCDepthScorer", "PAI-C: depth si-RMSE"),
     ("pai_c_seg", "vreason.protocols.pai_c_scorers:PaiCSegScorer", "PAI-C: segmentation mIoU / recall"),
