@@ -56,20 +56,15 @@ def _jsonable(obj: Any) -> Any:
 
 
 def _measure(kind: str, spec: str, device: str | None) -> Any:
-    """A feature backbone or detector from :mod:`vreason.measure.spec` (cached per process)."""
+    """A feature backbone (``--features``) or detector (``--detector``) from :mod:`vreason.measure.spec`
+    (cached per process)."""
     key = (kind, spec, device)
-    if key in _ENV_CACHE:
-        return _ENV_CACHE[key]
-    import importlib
+    if key not in _ENV_CACHE:
+        from vreason.measure import spec as ms
 
-    mod = importlib.import_module("vreason.measure.spec")
-    names = ("make_embedder", "make_image_embedder", "make_features") if kind == "features" else ("make_detector",)
-    fn = next((getattr(mod, n) for n in names if hasattr(mod, n)), None)
-    if fn is None:
-        raise ConfigError(f"vreason.measure.spec has no {names[0]}()")
-    kw = {"device": device} if device else {}
-    _ENV_CACHE[key] = obj = fn(spec, **kw)
-    return obj
+        make = ms.make_embedder if kind == "features" else ms.make_detector
+        _ENV_CACHE[key] = make(spec, device=device or "cpu", option=f"--{kind}")
+    return _ENV_CACHE[key]
 
 
 def _ocr() -> Any:
@@ -309,7 +304,7 @@ class TiviQaScorer(Scorer):
                              evidence=ev)
         answers = ["yes" if a else "no" for a in out.value]
         match = [a == q.expected for a, q in zip(answers, params.questions, strict=True)]
-        details.update({"answers": answers, "match": match, "n_correct": sum(match)})
+        ev.details.update({"answers": answers, "match": match, "n_correct": sum(match)})
         ok = all(match)
         return [self.ok(sample, video, METRIC, float(ok), float(ok), passed=ok, evidence=ev)]
 
