@@ -42,7 +42,7 @@ def sequence(rng: np.random.Generator, difficulty: str, n: int) -> tuple[list[in
         while len(seq) < n:
             seq.append(seq[-1] + seq[-2])
         return seq, "sum of the two before"
-    a, d, b, e = r(1, 9), r(2, 5), r(20, 40), -r(1, 3)
+    a, d, b, e = r(1, 9), r(2, 5), r(40, 60), -r(1, 3)
     return [a + (i // 2) * d if i % 2 == 0 else b + (i // 2) * e for i in range(n)], "two interleaved progressions"
 
 
