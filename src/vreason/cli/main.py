@@ -131,14 +131,19 @@ def list_cmd(
     if options:
         _list_options(benchmarks, protocol)
         return
-    for title, reg in (("benchmarks", benchmarks), ("built-in models", generators), ("scorers", scorers),
-                       ("judge backends", judges)):
+    from vreason.generate.spec import generator_kinds
+
+    kinds = set(generator_kinds())
+    for title, reg, keep in (("benchmarks", benchmarks, None), ("built-in models", generators, False),
+                             ("generator kinds (--models kind:target, name=kind:target or a YAML file)",
+                              generators, True), ("scorers", scorers, None), ("judge backends", judges, None)):
         t = Table(title=title)
-        t.add_column("name")
+        t.add_column("kind" if keep else "name")
         t.add_column("extra")
         t.add_column("what")
         for e in reg.entries():
-            t.add_row(e.name, e.extra or "core", e.summary)
+            if keep is None or (e.name in kinds) == keep:
+                t.add_row(e.name, e.extra or "core", e.summary)
         out.print(t)
     t = Table(title="frame-policy presets")
     t.add_column("preset")
@@ -173,7 +178,13 @@ def run(
     name: str = typer.Option(None, "--name", "-n", help="Run name; results go to RUNS/<name>/.",
                             show_default="the protocol's name"),
     runs: str = typer.Option("runs", "--runs", help="Folder holding run directories."),
-    models: str = typer.Option(..., "--models", "-m", help="Comma-separated model names (built-in or imported)."),
+    models: str = typer.Option(..., "--models", "-m", help="Comma-separated models: a built-in or imported name, "
+                               "a spec kind:target (diffusers:/models/Wan2.1-I2V-14B-Diffusers, cmd:./my_model.sh, "
+                               "sora:sora-2…), name=kind:target, or a model YAML file; videos missing are generated "
+                               "(see `vreason list`, docs/generate.md)."),
+    gen_timeout: float = typer.Option(None, "--gen-timeout", help="Seconds allowed for generating one video; past "
+                                      "it the video is failed (the worker or command is killed). Not a plan change.",
+                                      show_default="no limit (a model YAML's timeout wins)"),
     seeds: str = typer.Option(None, "--seeds", help="Comma-separated generation seeds per sample.",
                               show_default="the protocol's (0; tivibench: 0,1,2,3,4)"),
     data: str = typer.Option(None, "--data", help="Benchmark data folder (e.g. RISE's snapshot, RULER's data)."),
@@ -241,6 +252,7 @@ def run(
         workers=workers, retry_failed=retry_failed, limit=limit,
         videos_dir=videos, convention=convention, manifest=manifest, aggregate=report, force_new=force_new,
         executor=executor, ray_address=ray_address, ray_temp_dir=ray_temp_dir, ray_ship_videos=ray_ship_videos,
+        gen_timeout=gen_timeout,
     )
     summary = Runner(cfg, console=console).run()
     _print_summary(summary.as_dict())

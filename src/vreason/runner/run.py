@@ -18,11 +18,11 @@ from rich.text import Text
 from vreason.errors import ConfigError
 from vreason.records import Sample, Score, Video, VideoStatus
 from vreason.registry import benchmarks, load_builtins
-from vreason.runner import checks, outcome
+from vreason.runner import checks, generation, outcome
 from vreason.runner.executor import Job, LocalExecutor
 from vreason.runner.guard import RunLock, check_plan, check_samples, clear_run_dir, fingerprint, plan_of
 from vreason.runner.progress import make_progress
-from vreason.runner.work import _check_scores, _generate_in_worker, _io_factory, _score_in_worker, load_error_text
+from vreason.runner.work import _check_scores, _io_factory, _score_in_worker, load_error_text
 from vreason.scoring import ScoreContext
 from vreason.store import RunStore, redact
 
@@ -58,6 +58,8 @@ class RunConfig:
     ray_temp_dir: str | None = None
     ray_ship_videos: bool = False
     """Workers send video bytes back (no shared filesystem) instead of writing into the run folder."""
+    gen_timeout: float | None = None
+    """Wall-clock limit for generating one video (a model YAML's ``timeout`` wins); not part of the plan."""
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -122,7 +124,13 @@ class Runner:
             self.store = RunStore(cfg.run_dir)
             try:
                 self.protocol = make_protocol(cfg.protocol, cfg.options, run_dir=self.store.run_dir)
-                self.plan = redact(plan_of(cfg, self.protocol.resolved_options()))
+                self.models = generation.resolve_models(cfg.models, self.protocol, cfg.protocol)
+                self.names = [m.name for m in self.models]
+                plan = plan_of(cfg, self.protocol.resolved_options())
+                specs = generation.plan_entries(self.models, cfg.protocol)
+                if specs:  # what a spec generates with is part of the plan (a YAML edited in place too)
+                    plan["model_specs"] = specs
+                self.plan = redact(plan)
                 self.resuming = self.store.has_results()
                 check_plan(self.store.get_meta("plan") if self.resuming else None, self.plan, self.store.run_dir)
             except BaseException:
@@ -167,18 +175,18 @@ class Runner:
 
         results = []
         conv = self.cfg.convention or getattr(self.protocol, "convention", None) or "vreason"
-        builtin = [m for m in self.cfg.models if self.protocol.generator(m) is not None]
+        builtin = [m.name for m in self.models if m.generator is not None]
         example = {m: checks.expected_path(self.protocol, self.cfg.videos_dir or "<videos>", conv, m, samples[0],
-                                           self.cfg.seeds[0]) for m in self.cfg.models}
-        checks.check_videos_dir(self.cfg.videos_dir, example[self.cfg.models[0]])
+                                           self.cfg.seeds[0]) for m in self.names}
+        checks.check_videos_dir(self.cfg.videos_dir, example[self.names[0]])
         if self.cfg.manifest:
             results.append(read_manifest(self.cfg.manifest))
-        if self.cfg.videos_dir:
-            for model in self.cfg.models:
-                if model not in builtin:
-                    results.append(scan(self.cfg.videos_dir, conv, model=model))
+        if self.cfg.videos_dir:  # imported videos win over generating them (not for the built-in suite's)
+            for m in self.models:
+                if not m.builtin:
+                    results.append(scan(self.cfg.videos_dir, conv, model=m.name))
         errors = [e for r in results for e in r.errors]
-        vids = [v for r in results for v in r.videos if v.model in self.cfg.models]
+        vids = [v for r in results for v in r.videos if v.model in self.names]
         if self.cfg.videos_dir:
             errors += checks.outside_links(vids, self.cfg.videos_dir)
         if vids:
@@ -194,14 +202,14 @@ class Runner:
             if v.status == VideoStatus.ok:
                 found[v.model] = found.get(v.model, 0) + 1
         locate = getattr(self.protocol, "locate_video", None)
-        for m in self.cfg.models:  # a protocol may find videos by itself (RISE's layout under its --videos)
+        for m in self.names:  # a protocol may find videos by itself (RISE's layout under its --videos)
             if not found.get(m) and locate is not None and m not in builtin:
                 found[m] = next((1 for s in samples for seed in self.cfg.seeds
                                  if (p := locate(m, s, seed)) and os.path.exists(p)), 0)
         from vreason.registry import generators
 
         builtin += [n for n in generators.names() if n not in builtin and self.protocol.generator(n) is not None]
-        checks.check_models(self.cfg.models, builtin, found, protocol=self.cfg.protocol,
+        checks.check_models(self.names, builtin, found, protocol=self.cfg.protocol,
                             videos_dir=self.cfg.videos_dir or self.cfg.options.get("videos"), example=example,
                             folder_names=checks.model_folders(self.cfg.videos_dir))
 
@@ -213,10 +221,14 @@ class Runner:
         t0 = time.perf_counter()
         have = {v.key: v for v in self.store.videos()}
         jobs: list[Job] = []
-        gens = {model: self.protocol.generator(model) for model in self.cfg.models}
+        gens = {m.name: m.generator for m in self.models}
+        maker = generation.GenerationJobs(self.store.run_dir, self.cfg.executor, self.cfg.gen_timeout, self.cfg.dry_run)
+        maker.bind(self.models)
+        locate = getattr(self.protocol, "locate_video", lambda *a: None)
         # sample-major order: consecutive jobs share a sample, so generators can reuse its instance
         for s in samples:
-            for model, gen in gens.items():
+            for m in self.models:
+                model, gen = m.name, m.generator
                 for seed in self.cfg.seeds:
                     key = (s.id, model, seed)
                     old = have.get(key)
@@ -225,40 +237,43 @@ class Runner:
                             have[key] = old.model_copy(update={"status": VideoStatus.missing, "reason":
                                                                f"file vanished: {old.path}"})
                         continue
-                    if gen is not None and self.cfg.dry_run:  # a dry run generates nothing
-                        row = self.summary.plan.setdefault("videos", {}).setdefault(model, {})
-                        row["to generate"] = row.get("to generate", 0) + 1
-                        continue
-                    if gen is not None:
+                    located = None if m.builtin else locate(model, s, seed)
+                    if gen is not None and not (located and os.path.exists(located)):
+                        if self.cfg.dry_run:  # a dry run generates nothing
+                            generation.estimate(self.summary.plan, model, gen, s, seed)
+                            continue
                         out = self._video_path(model, s, seed)
                         os.makedirs(os.path.dirname(out), exist_ok=True)
-                        jobs.append(Job(key=key, kind="cpu", fn=_generate_in_worker, args=(gen, s, seed, out)))
+                        jobs.append(maker.job(m, s, seed, out))
+                        continue
+                    if located and os.path.exists(located):
+                        have[key] = Video(sample_id=s.id, model=model, seed=seed, path=located)
                     else:
-                        located = getattr(self.protocol, "locate_video", lambda *a: None)(model, s, seed)
-                        if located and os.path.exists(located):
-                            have[key] = Video(sample_id=s.id, model=model, seed=seed, path=located)
-                        else:
-                            why = f"no video for {s.id} / {model} / seed {seed}"
-                            why += f" (expected at {located})" if located else " (import it with `vreason import`)"
-                            have[key] = Video(sample_id=s.id, model=model, seed=seed, path=None,
-                                              status=VideoStatus.missing, reason=why)
-                        self.store.put_video(have[key])
+                        why = f"no video for {s.id} / {model} / seed {seed}"
+                        why += f" (expected at {located})" if located else " (import it with `vreason import`)"
+                        have[key] = Video(sample_id=s.id, model=model, seed=seed, path=None,
+                                          status=VideoStatus.missing, reason=why)
+                    self.store.put_video(have[key])
         if jobs:
-            with make_progress(self.console) as prog:
-                task = prog.add_task("generate", total=len(jobs))
+            try:
+                with make_progress(self.console) as prog:
+                    task = prog.add_task("generate", total=len(jobs))
 
-                def done(job: Job, video: Video | None, err: BaseException | None) -> None:
-                    if err is not None:
+                    def done(job: Job, video: Video | None, err: BaseException | None) -> None:
                         s_id, model, seed = job.key
-                        video = Video(sample_id=s_id, model=model, seed=seed, status=VideoStatus.failed,
-                                      reason=f"generation failed: {type(err).__name__}: {err}")
-                    self.store.put_video(video)
-                    have[job.key] = video
-                    if video.status != VideoStatus.ok:
-                        self.summary.note_failure(video.reason)
-                    prog.advance(task)
+                        if err is not None:
+                            video = Video(sample_id=s_id, model=model, seed=seed, status=VideoStatus.failed,
+                                          reason=f"generation failed: {type(err).__name__}: {err}")
+                        video = generation.as_run_video(video, model, s_id, seed)
+                        self.store.put_video(video)
+                        have[job.key] = video
+                        if video.status != VideoStatus.ok:
+                            self.summary.note_failure(video.reason)
+                        prog.advance(task)
 
-                await executor.run(jobs, done)
+                    await executor.run(jobs, done)
+            finally:
+                maker.shutdown()
         imported = {m for m, g in gens.items() if g is None}
         have = {k: v for k, v in have.items() if k[1] in gens}
         self.summary.videos, unreadable = outcome.video_counts(have.values(), imported)
@@ -280,7 +295,7 @@ class Runner:
         by_id = {s.id: s for s in samples}
         wanted = [
             (s.id, m, seed, sc.name)
-            for s in samples for m in self.cfg.models for seed in self.cfg.seeds
+            for s in samples for m in self.names for seed in self.cfg.seeds
             for sc in scorers if sc.applies(s)
         ]
         todo = self.store.pending(wanted, retry_failed=self.cfg.retry_failed)
@@ -354,7 +369,8 @@ class Runner:
 
     def _run(self) -> RunSummary:
         self.store.start({**self.cfg.as_dict(), "plan_fingerprint": fingerprint(self.plan),
-                          "resolved_options": self.protocol.resolved_options()},
+                          "resolved_options": self.protocol.resolved_options(),
+                          "models_resolved": generation.manifest_entries(self.models, self.cfg.protocol)},
                          command=f"run {self.cfg.protocol}")
         executor = self._executor()
         status = "ok"
@@ -365,7 +381,7 @@ class Runner:
             if self.cfg.dry_run:
                 status = "dry-run"
                 return self.summary
-            imported = [m for m in self.cfg.models if self.protocol.generator(m) is None]
+            imported = [m.name for m in self.models if m.generator is None]
             self.summary.warnings += outcome.start_check_warnings(self.store.conn, imported)
             for w in self.summary.warnings:
                 self.console.print(Text.assemble(("warning", "bold yellow"), f": {w}"), soft_wrap=True)

@@ -6,7 +6,7 @@ import traceback
 from typing import Any
 
 from vreason.errors import VideoError
-from vreason.records import Sample, Score, Video
+from vreason.records import Sample, Score, Video, VideoStatus
 from vreason.scoring import ScoreContext, Scorer
 
 
@@ -18,11 +18,30 @@ def load_error_text(err: dict[str, Any]) -> str:
 
 
 # ---------------------------------------------------------------------- worker functions
-def _generate_in_worker(generator, sample: Sample, seed: int, out_path: str) -> Video:
+def _generate_in_worker(generator, sample: Sample, seed: int, out_path: str, check: bool = False) -> Video:
+    """``check``: decode the written file (models other than the built-in suite's)."""
     try:
-        return generator.generate(sample, seed, out_path)
+        video = generator.generate(sample, seed, out_path)
     except Exception as exc:  # a crash is a failed video with its reason, the run goes on
         return generator.failed(sample, seed, f"generator crashed: {type(exc).__name__}: {exc}")
+    return check_output(video) if check else video
+
+
+def check_output(video: Any) -> Any:
+    """A generated video said ``ok`` must decode: a missing, empty or unreadable file becomes a
+    ``failed`` video with the decoder's reason."""
+    from vreason.frames.video import decode_check
+
+    if not isinstance(video, Video):
+        return video
+    if video.status != VideoStatus.ok or not video.path or video.manifest.source != "generated":
+        return video
+    try:
+        decode_check(video.path)
+    except VideoError as exc:
+        return video.model_copy(update={"status": VideoStatus.failed, "path": None,
+                                        "reason": f"generator wrote an unreadable video: {exc.reason}"})
+    return video
 
 
 def _score_in_worker(scorer: Scorer, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
