@@ -41,6 +41,8 @@ judges.declare("transformers", "vreason.judge.hf_backend:TransformersJudge", ext
                summary="a local Qwen2-VL / Qwen2.5-VL checkpoint folder")
 judges.declare("scripted", "vreason.judge.scripted:ScriptedJudge",
                summary="replies from a file or list (tests, dry runs)")
+judges.declare("suite", "vreason.judge.suite_answerer:SuiteAnswerer",
+               summary="the built-in suite's QA answerer: scripted questions answered by their predicates")
 
 aggregators.declare("synth", "vreason.aggregate.synth_tables:synth_tables",
                     summary="built-in suite tables: pass rate / score with CIs, Pass@k, charts")

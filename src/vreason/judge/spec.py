@@ -40,7 +40,7 @@ from vreason.judge.retry import (
 
 GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 VLLM_URL = "http://localhost:8000/v1"
-_BACKENDS = ("openai", "gemini", "vllm", "transformers", "hf", "scripted")
+_BACKENDS = ("openai", "gemini", "vllm", "transformers", "hf", "scripted", "suite")
 _YAML_KEYS = {
     "backend",
     "model",
@@ -73,6 +73,8 @@ _YAML_KEYS = {
 def parse_spec(spec: str) -> dict[str, Any]:
     """The config mapping a spec string or YAML path stands for."""
     spec = spec.strip()
+    if spec.split(":", 1)[0].lower() == "suite":  # the built-in suite's QA answerer (judge/suite_answerer.py)
+        return {"backend": "suite", "name": spec.split(":", 1)[1] if ":" in spec else "answerer"}
     if spec.endswith((".yaml", ".yml")) and spec.split(":", 1)[0].lower() not in _BACKENDS:
         return _load_yaml(spec)
     if ":" not in spec:
@@ -172,7 +174,11 @@ def build_backend(cfg: dict[str, Any], *, require_key: bool = True) -> Judge:
         if not cfg.get("script"):
             raise ConfigError("scripted judge: 'script' (a JSONL file) is required")
         return ScriptedJudge(str(cfg["script"]), name=cfg.get("name"), cycle=bool(cfg.get("cycle", False)))
-    raise ConfigError(f"unknown judge backend {backend!r} (openai, gemini, vllm, transformers, scripted)")
+    if backend == "suite":
+        from vreason.judge.suite_answerer import SuiteAnswerer
+
+        return SuiteAnswerer(str(cfg.get("name") or "answerer"))
+    raise ConfigError(f"unknown judge backend {backend!r} (openai, gemini, vllm, transformers, scripted, suite)")
 
 
 def _default_caps(judge: Judge) -> TokenCaps:
