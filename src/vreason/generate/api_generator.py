@@ -62,7 +62,7 @@ class ApiGenerator(Generator):
     def __init__(self, target: str, name: str | None = None, **params: Any):
         super().__init__(**params)
         self.target = target
-        self._name = name or target
+        self._name = name or self.default_name(target)
         self.opts = self.options_model(**params)
         self._engine: JobEngine | None = None
         self._ledger: JobLedger | None = None
@@ -77,12 +77,15 @@ class ApiGenerator(Generator):
     def model_name(self) -> str:
         return self._name
 
+    def model_id(self) -> str:
+        return f"{self.provider}/{self.target}"
+
     def resolved_params(self) -> dict[str, Any]:
         return redact({**self.opts.model_dump(), "base_url": self.base_url(), "key_env": self.key_env(),
                        "price": self.price().__dict__, "seconds": self.video_seconds()})
 
     def manifest(self, sample: Sample, prompt: str | None = None, **extra: Any) -> GenerationManifest:
-        return GenerationManifest(model_id=f"{self.provider}/{self.target}", revision=None,
+        return GenerationManifest(model_id=self.model_id(), revision=None,
                                   params=redact({**self.request_params(), **extra}),
                                   prompt=prompt if prompt is not None else sample.prompt, source="generated")
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
+from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from vreason.generate.job_ledger import JobLedger
 from vreason.judge.retry import parse_retry_after
@@ -157,7 +157,7 @@ def _body(resp: httpx.Response) -> Any:
 
 
 def _wait(retry: RetrySettings):
-    backoff = wait_exponential_jitter(initial=retry.base_s, max=retry.cap_s, jitter=retry.base_s)
+    backoff = wait_random_exponential(multiplier=retry.base_s, max=retry.cap_s)  # full jitter
 
     def wait(state: Any) -> float:
         exc = state.outcome.exception() if state.outcome else None

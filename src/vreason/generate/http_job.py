@@ -207,6 +207,9 @@ class HttpJobGenerator(ApiGenerator):
             except ValueError as exc:
                 raise ConfigError(f"model {self._name} (http:{self.target}): {exc}") from None
 
+    def model_id(self) -> str:
+        return f"http/{self.cfg.model or self._name}"
+
     def _resolved(self) -> tuple[str, dict[str, str], list[str]]:
         used: list[str] = []
         base = expand_env(self.opts.base_url or self.cfg.base_url, used).rstrip("/")

@@ -273,9 +273,11 @@ def _handler(api: FakeVideoAPI) -> type[BaseHTTPRequestHandler]:
                 return None
             return auth
 
-        def _fault(self, route: str, shape: str) -> bool:
+        def _count(self, route: str) -> None:
             with api._lock:
                 api.calls[route] += 1
+
+        def _fault(self, route: str, shape: str) -> bool:
             status = api._inject(route)
             if status is None:
                 return False
@@ -301,6 +303,7 @@ def _handler(api: FakeVideoAPI) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
             path = urlparse(self.path).path
             shape = "veo" if path.startswith("/v1beta/") else "openai"
+            self._count("create")
             auth = self._auth(shape)
             if auth is None or self._fault("create", shape):
                 return
@@ -335,6 +338,7 @@ def _handler(api: FakeVideoAPI) -> type[BaseHTTPRequestHandler]:
             path = urlparse(self.path).path
             shape = "veo" if path.startswith("/v1beta/") else "openai"
             download = path.endswith("/content") or path.endswith(":download")
+            self._count("download" if download else "poll")
             auth = self._auth(shape)
             if auth is None or self._fault("download" if download else "poll", shape):
                 return
