@@ -22,7 +22,8 @@ import numpy as np
 
 from vreason.synth.base import DIFFICULTIES, RenderConfig, TaskInstance
 
-ADVERSARY_MODULES = ("vreason.synth.adversary_a", "vreason.synth.adversary_b", "vreason.synth.adversary_c")
+ADVERSARY_MODULES = ("vreason.synth.adversary_a", "vreason.synth.adversary_b", "vreason.synth.adversary_c",
+                     "vreason.synth.adversary_d")
 
 
 @dataclass
