@@ -132,8 +132,7 @@ class PaiCDepthScorer(_PaiC):
         from vreason.measure.spec import make_depth
 
         model = make_depth(self.o.get("depth"), device=self.o.get("device", "cpu"),
-                           dtype=self.o.get("dtype", "float32"), batch_size=int(self.o.get("batch_size", 8)),
-                           option="--opt depth=transformers:/folder (the released code uses Video-Depth-Anything)")
+                           dtype=self.o.get("dtype", "float32"), batch_size=int(self.o.get("batch_size", 8)))
         recompute = self.o.get("depth_gt", "npz") == "recompute"
         gt_depths = None
         if not recompute:
@@ -203,8 +202,8 @@ class PaiCSegScorer(_PaiC):
         from vreason.measure.spec import make_detector, make_segmenter
 
         kw = {"device": self.o.get("device", "cpu"), "dtype": self.o.get("dtype", "float32")}
-        det = make_detector(self.o.get("detector"), option="--detector transformers:/grounding-dino-folder", **kw)
-        seg = make_segmenter(self.o.get("segmenter"), option="--opt segmenter=transformers:/sam-folder", **kw)
+        det = make_detector(self.o.get("detector"), **kw)
+        seg = make_segmenter(self.o.get("segmenter"), **kw)
         stride = int(self.o.get("seg_stride", 0))
         info = M.PairInfo()
         gts, preds = [], []
