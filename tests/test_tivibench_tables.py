@@ -36,7 +36,7 @@ def _frame(plan=PLAN, model="m", scorer="tivibench_check") -> pd.DataFrame:
 
 def test_hand_computed_tables():
     res = tivibench_tables(_frame(), n_boot=200)
-    p1 = res.tables["tivibench_pass@1"].set_index("model").loc["m"]
+    p1 = res.tables["tivibench_pass1"].set_index("model").loc["m"]
     # SS easy: (2/5 + 0)/2; SS hard: C's 1/3; SS Over. pools the 3 samples: (0.4 + 0 + 1/3)/3
     assert p1["Structural & Search Easy"] == 20.0
     assert p1["Structural & Search Hard"] == 33.33
@@ -46,10 +46,10 @@ def test_hand_computed_tables():
     assert p1["Symbolic & Logical Over."] == 100.0
     assert p1["Planning & Execution Hard"] == 10.0       # (1/5 + 0/4)/2: H's error video is not a failure
     assert p1["Overall"] == round(100 * (0.4 + 0 + 1 / 3 + 0.25 + 1 + 0.2 + 0) / 7, 2) == 31.19
-    cols = list(res.tables["tivibench_pass@1"].columns)
+    cols = list(res.tables["tivibench_pass1"].columns)
     assert cols[:5] == ["model", "Structural & Search Easy", "Structural & Search Med.", "Structural & Search Hard",
                         "Structural & Search Over."] and cols[-1] == "Overall" and len(cols) == 18
-    p5 = res.tables["tivibench_pass@5"].set_index("model").loc["m"]
+    p5 = res.tables["tivibench_pass5"].set_index("model").loc["m"]
     # Pass@5 per sample: A 1, B 0, C 1 (over its 3), E 1 (over its 4), F 1, G 1, H 0 (over its 4)
     assert p5["Structural & Search Easy"] == 50.0 and p5["Structural & Search Over."] == 66.67
     assert p5["Spatial & Visual Pattern Over."] == 100.0 and p5["Planning & Execution Hard"] == 50.0
@@ -81,7 +81,7 @@ def test_models_are_separate_rows_and_other_scorers_are_ignored():
     noise = _frame(model="m", scorer="something_else")
     noise["passed"] = True
     res = tivibench_tables(pd.concat([_frame(), other, noise]), n_boot=50)
-    p1 = res.tables["tivibench_pass@1"].set_index("model")
+    p1 = res.tables["tivibench_pass1"].set_index("model")
     assert list(p1.index) == ["m", "z"]
     assert p1.loc["m", "Overall"] == 31.19 and p1.loc["z", "Overall"] == 100.0
 

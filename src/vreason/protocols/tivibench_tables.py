@@ -12,7 +12,7 @@ dimension's ``Over.`` the mean over all of the dimension's samples (not the mean
 ``Overall`` the mean over every sample. Values are percent with 2 decimals; intervals are 95% percentile
 bootstrap intervals over samples.
 
-Tables: ``tivibench_pass@1`` and ``tivibench_pass@5`` (one row per model, the paper's 17 columns),
+Tables: ``tivibench_pass1`` and ``tivibench_pass5`` (one row per model, the paper's 17 columns),
 ``tivibench_counts`` (samples per cell, same layout), ``tivibench_cells`` (long: every cell with its
 interval and counts), ``tivibench_by_task`` (per task type), ``tivibench_by_family`` (per metric family) and
 ``failures``.
@@ -153,7 +153,7 @@ def tivibench_tables(scores: pd.DataFrame, samples: Sequence[Any] | None = None,
     opts = dict(n_boot=n_boot, seed=seed, level=level)
     long = cells(ps, **opts)
     for k in KS:
-        result.tables[f"{prefix}_pass@{k}"] = wide(long, k)
+        result.tables[f"{prefix}_pass{k}"] = wide(long, k)
     result.tables[f"{prefix}_counts"] = wide(long, 1, "n_samples")
     result.tables[f"{prefix}_cells"] = long
     by_task = _by(ps, "task_type", ks=KS, **opts)
@@ -171,11 +171,11 @@ def tivibench_tables(scores: pd.DataFrame, samples: Sequence[Any] | None = None,
         m[f"n_short@{r.k}"] = r.n_short
     result.summary = {
         "benchmark": "tivibench", "unit": "percent", "ci_level": level, "n_boot": n_boot, "models": models,
-        "headline_tables": [f"{prefix}_pass@1", f"{prefix}_pass@5"], "backends": backends or {},
+        "headline_tables": [f"{prefix}_pass1", f"{prefix}_pass5"], "backends": backends or {},
         "table_notes": {
-            f"{prefix}_pass@1": "Pass@1 (%) = mean over samples of c/n; cells pool samples (Over. = all samples "
+            f"{prefix}_pass1": "Pass@1 (%) = mean over samples of c/n; cells pool samples (Over. = all samples "
                                 "of the dimension, Overall = all samples); unscored videos are left out of n",
-            f"{prefix}_pass@5": "unbiased Pass@5 (%) over the seeds; a sample with n < 5 scored videos gets "
+            f"{prefix}_pass5": "unbiased Pass@5 (%) over the seeds; a sample with n < 5 scored videos gets "
                                 "Pass@n (counted as n_short in the cells table)",
             f"{prefix}_counts": "samples with at least one scored video per cell",
         },
