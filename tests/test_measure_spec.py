@@ -38,7 +38,8 @@ def _scene(seed: int, h: int = 60, w: int = 80) -> np.ndarray:
 def test_missing_spec_names_the_option(factory, option, spec):
     with pytest.raises(ModelMissing) as err:
         factory(spec)
-    assert option in str(err.value)
+    assert option in str(err.value) and "transformers:/path/to/local/folder" in str(err.value)
+    assert "= " not in str(err.value) and "<folder>" not in str(err.value)
     assert not isinstance(err.value, ConfigError)  # nothing given is "unscored", not a config mistake
 
 

@@ -49,17 +49,17 @@ _CLIP = ("AutoModel", True, "clip")
 ROLES: dict[str, tuple[str, str, dict[str, tuple[str, bool, str]]]] = {
     "embedder": ("an image feature backbone (DINO / DINOv2, or CLIP / SigLIP image features)", "--features",
                  {"dinov2": _DINO, "dinov2_with_registers": _DINO, "vit": _DINO, "clip": _CLIP, "siglip": _CLIP}),
-    "text_image": ("a text-image model (CLIP / SigLIP)", "--opt clip=transformers:<folder>",
+    "text_image": ("a text-image model (CLIP / SigLIP)", "--opt clip=",
                    {"clip": _CLIP, "siglip": _CLIP}),
     "detector": ("an open-vocabulary detector (Grounding DINO / OWLv2)", "--detector",
                  {"grounding-dino": ("AutoModelForZeroShotObjectDetection", True, "gdino"),
                   "mm-grounding-dino": ("AutoModelForZeroShotObjectDetection", True, "gdino"),
                   "owlv2": ("AutoModelForZeroShotObjectDetection", True, "owl"),
                   "owlvit": ("AutoModelForZeroShotObjectDetection", True, "owl")}),
-    "depth": ("a monocular depth model (Depth Anything V2)", "--opt depth=transformers:<folder>",
+    "depth": ("a monocular depth model (Depth Anything V2)", "--opt depth=",
               {"depth_anything": ("AutoModelForDepthEstimation", False, "depth"),
                "dpt": ("AutoModelForDepthEstimation", False, "depth")}),
-    "segmenter": ("a box-prompted segmenter (SAM)", "--opt segmenter=transformers:<folder>",
+    "segmenter": ("a box-prompted segmenter (SAM)", "--opt segmenter=",
                   {"sam": ("SamModel", False, "sam")}),
 }
 
@@ -88,7 +88,8 @@ def _missing(role: str, option: str) -> ModelMissing:
     what, _, _ = ROLES[role]
     classical = ", ".join(f"classical:{n}" for n in sorted(_CLASSICAL[role]))
     alt = f" (or a weight-free substitute: {classical})" if classical else ""
-    return ModelMissing(f"this metric needs {what} and none was given: pass {option} "
+    sep = "" if option.endswith("=") else " "
+    return ModelMissing(f"this metric needs {what} and none was given: pass {option}{sep}"
                         f"transformers:/path/to/local/folder{alt}")
 
 
