@@ -97,3 +97,19 @@ def test_sample_pass_at_k_over_what_exists():
 def test_no_rows_is_an_empty_summary():
     res = tivibench_tables(pd.DataFrame(columns=["sample_id", "model", "scorer", "metric", "status", "passed"]))
     assert res.summary["models"] == {} and "no TiViBench" in res.summary["note"]
+
+
+def test_builtin_suite_tables_in_tivibench_layout(tmp_path):
+    from vreason.aggregate.synth_tables import synth_tables
+
+    rows = []
+    for fam, verdicts in (("maze", [1, 0]), ("connect", [1, 1]), ("gravity", [0, 0])):
+        for i, v in enumerate(verdicts):
+            rows.append({"sample_id": f"{fam}-easy-{i:03d}", "model": "oracle", "seed": 0, "scorer": "synth-verifier",
+                         "metric": "score", "status": "ok", "passed": bool(v), "normalized": float(v),
+                         "value": float(v), "category": fam, "task": fam, "difficulty": "easy"})
+    res = synth_tables(pd.DataFrame(rows), str(tmp_path), n_boot=50, charts=False)
+    p1 = res.tables["tivibench_pass1"].set_index("model").loc["oracle"]
+    assert p1["Structural & Search Easy"] == 50.0 and p1["Spatial & Visual Pattern Over."] == 100.0
+    assert p1["Planning & Execution Easy"] == 0.0 and p1["Overall"] == 50.0
+    assert res.tables["tivibench_counts"].set_index("model").loc["oracle", "Overall"] == 6

@@ -18,6 +18,8 @@ Tables (``AggregateResult.tables``):
 * ``pass_at_k`` — long form: Pass@k with a CI over samples and the number of samples left out for
   having fewer than k scored seeds (``n_short``).
 * ``failures`` — non-ok rows by status, scorer and reason.
+* ``tivibench_pass1`` / ``tivibench_pass5`` / ``tivibench_counts`` — the same verdicts in TiViBench's Tables 1–2
+  layout (each family under its TiViBench dimension; :func:`vreason.protocols.tivibench_tables.suite_layout`).
 """
 
 from __future__ import annotations
@@ -239,6 +241,9 @@ def synth_tables(
     result.tables["headline"] = _headline(both)
     result.tables["leaderboard"] = _leaderboard(result.tables["overall"], k_max)
     result.summary = _summary(result.tables, k_max, n_boot, level)
+    from vreason.protocols.tivibench_tables import suite_layout
+
+    result.tables.update(suite_layout(scores, scorer=scorer, metric=metric, n_boot=n_boot, seed=seed, level=level))
 
     if charts:
         out = Path(out_dir)

@@ -184,3 +184,22 @@ def tivibench_tables(scores: pd.DataFrame, samples: Sequence[Any] | None = None,
 
 
 __all__ = ["cells", "per_sample", "prepare", "sample_pass_at_k", "tivibench_tables", "wide"]
+
+
+def suite_layout(scores: pd.DataFrame, *, scorer: str = "synth-verifier", metric: str = "score", n_boot: int = 1000,
+                 seed: int = 0, level: float = 0.95) -> dict[str, pd.DataFrame]:
+    """The built-in suite's scores in TiViBench's layout (``tivibench_pass1`` / ``pass5`` / ``counts``): each
+    family under its TiViBench dimension (:func:`vreason.synth.export_tivibench.family_placement`)."""
+    from vreason.synth.export_tivibench import family_placement
+
+    if scores.empty or "category" not in scores.columns:
+        return {}
+    df = scores.copy()
+    places = {f: family_placement(str(f)) for f in df["category"].dropna().unique()}
+    df["task"] = df["category"].map(lambda f: places.get(f, ("?", f))[1])
+    df["category"] = df["category"].map(lambda f: places.get(f, ("?", f))[0])
+    df = df[df["category"].isin(list(DIMENSIONS))]
+    if df.empty:
+        return {}
+    res = tivibench_tables(df, None, n_boot=n_boot, seed=seed, level=level, scorers=(scorer,), metric=metric)
+    return {k: v for k, v in res.tables.items() if k in ("tivibench_pass1", "tivibench_pass5", "tivibench_counts")}
