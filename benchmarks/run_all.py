@@ -15,7 +15,7 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 only = sys.argv[1:]
-REGISTERED = ("bench_judge", "bench_memory", "bench_synth_validity", "bench_video")
+REGISTERED = ("bench_judge", "bench_memory", "bench_pai_c", "bench_synth_validity", "bench_video")
 failed = []
 paths = sorted(set(glob.glob(os.path.join(here, "bench_*.py"))) | {os.path.join(here, f"{n}.py") for n in REGISTERED})
 for path in paths:
