@@ -120,7 +120,7 @@ class TiviCheckScorer(Scorer):
     def frame_spec(self, need: str, params: Any) -> str:
         kind, _, arg = need.partition(":")
         if kind == "uniform":
-            n = getattr(params, "n_samples", None) or (int(arg) if arg else 16)
+            n = getattr(params, "n_samples", None) or (int(arg) if arg.isdigit() else 16)
             spec = f"uniform:{int(n)}"
         elif kind in ("last", "all"):
             spec = kind
