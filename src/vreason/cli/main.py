@@ -271,6 +271,9 @@ def _print_summary(s: dict[str, Any]) -> None:
     t.add_row("this run", ", ".join(f"{k}: {v}" for k, v in sorted(s["units_run"].items())) or "nothing to do")
     if s.get("units_final"):
         t.add_row("all units", ", ".join(f"{k}: {v}" for k, v in sorted(s["units_final"].items())))
+    for model, c in sorted(s.get("generation_cost", {}).items()):
+        t.add_row(f"API {model}", f"${c['usd']:.2f}, {c['creates']} jobs created; "
+                  + ", ".join(f"{k}: {v}" for k, v in sorted(c["by_status"].items())))
     t.add_row("seconds", ", ".join(f"{k} {v:.1f}" for k, v in s["seconds"].items()))
     t.add_row("results", s["run_dir"])
     console.print(t)

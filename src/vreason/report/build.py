@@ -35,6 +35,7 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
         "models": sorted(df["model"].unique().tolist()) if len(df) else [],
         "samples": counts["samples"],
         "videos": counts["videos"],
+        "videos by model": _videos_by_model(store),
         "units": counts["units"],
         "load_errors": len(store.get_meta("load_errors", []) or []),
         "failures": failures,
@@ -58,3 +59,12 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
         print_tables(result, console)
         console.print(f"report: {os.path.join(out_dir, 'report.md')}")
     return paths
+
+
+def _videos_by_model(store: RunStore) -> dict[str, dict[str, int]]:
+    """Videos per model by status (ok / blocked / failed / missing): refusals counted per model."""
+    out: dict[str, dict[str, int]] = {}
+    for v in store.videos():
+        row = out.setdefault(v.model, {})
+        row[v.status.value] = row.get(v.status.value, 0) + 1
+    return out

@@ -88,6 +88,8 @@ class RunSummary:
     warnings: list[str] = field(default_factory=list)
     plan: dict[str, Any] = field(default_factory=dict)
     """What the run does: units per model × scorer (total / to do) and videos per model by source."""
+    generation_cost: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """API generators' job ledger per model: jobs by status, creates sent, video seconds, USD of finished jobs."""
 
     def note_failure(self, reason: str | None) -> None:
         key = (reason or "?")[:160]
@@ -274,6 +276,9 @@ class Runner:
                     await executor.run(jobs, done)
             finally:
                 maker.shutdown()
+        from vreason.generate.job_ledger import ledger_totals
+
+        self.summary.generation_cost = ledger_totals(self.store.run_dir)  # API jobs: cost and statuses
         imported = {m for m, g in gens.items() if g is None}
         have = {k: v for k, v in have.items() if k[1] in gens}
         self.summary.videos, unreadable = outcome.video_counts(have.values(), imported)
