@@ -5,8 +5,8 @@ Easy ``a + b`` / ``a - b``; medium ``a x b + c`` / ``a x b - c``; hard ``(a + b)
 font's × and ÷ are not read reliably by OCR; the parser accepts both). Verified by TiViBench's math check
 (:mod:`vreason.verify.math_answer`: recognition on the annotated equation line, the text after "=" equal to
 the result as text or as a value) on the last frame and the frame 0.15 s before the end; the suite also
-requires the left-hand side to still have the question's value (a model rewriting the question into an
-easier one fails). Directional; no process rule.
+requires the left-hand side to still read as the question (operators ×/x/* and ÷// alike, spaces ignored):
+a model rewriting the question into an easier one, or into its own answer, fails. Directional; no process rule.
 """
 
 from __future__ import annotations
@@ -99,13 +99,9 @@ class Arithmetic(TaskFamily):
 
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         def lhs_kept(frame, res) -> tuple[dict[str, bool], dict[str, Any]]:
-            from vreason.verify.math_answer import parse_value
+            from vreason.verify.math_answer import same_text
 
             left = (res.details or {}).get("left", "")
-            try:
-                same = parse_value(left) == parse_value(state["lhs"])
-            except ValueError:
-                same = False
-            return {"question_kept": same}, {"question_read": left}
+            return {"question_kept": same_text(left, state["lhs"])}, {"question_read": left}
 
         return tt.verify_by_check(frames, state, cfg, times, extra=lhs_kept)

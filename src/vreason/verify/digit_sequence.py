@@ -34,6 +34,8 @@ def read_cell(area: np.ndarray, engine) -> str:
     box = ocrmod.ink_box(area)
     if box is None:
         return ""
+    if not ocrmod.glyph_like(area, 0.002):
+        return "?"  # speckle or a smear: no text to read
     x0, y0, x1, y1 = box
     pad = max(3, (y1 - y0) // 3)
     sub = area[max(0, y0 - pad):y1 + pad, max(0, x0 - pad):x1 + pad]

@@ -1,7 +1,8 @@
 """TiViBench's "match-3-like games" (appendix C.1 ⑥): the last frame against the ground-truth end state.
 
 The ``region`` (or the whole picture) of the last frame and of the ground truth are brought to one working
-size (the ground truth's region, at most ``WORK_SIDE`` px on its long side), converted to grey, then
+size (the ground truth's region, area-downsampled to at most ``WORK_SIDE`` px on its long side so codec noise
+and resizing average out), converted to grey, then
 compared by **SSIM** (scikit-image, Gaussian-weighted as Wang et al.) and by **edge overlap**: the F1 of
 Canny edges, an edge pixel counting as matched when the other image has an edge within ``EDGE_TOL`` px.
 Passed when SSIM ≥ ``ssim_threshold`` and edge F1 ≥ ``edge_threshold``; score = the smaller of the two.
@@ -17,7 +18,7 @@ from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
-WORK_SIDE = 320
+WORK_SIDE = 160
 EDGE_TOL = 2
 BACKEND = "opencv:canny+skimage:ssim"
 

@@ -90,9 +90,14 @@ def _walk(node: ast.AST) -> Fraction | float:
     raise ValueError(f"{type(node).__name__} not allowed in an arithmetic expression")
 
 
+def same_text(a: str, b: str) -> bool:
+    """Equal after normalisation (NFKC, unicode operators, x/×/* and ÷// alike, whitespace removed)."""
+    return _canon(a) == _canon(b)
+
+
 def answers_equal(read: str, expected: str, rel_tol: float = 1e-6) -> tuple[bool, str]:
     """(equal, how): ``text`` when the normalised texts match, ``value`` when the values do."""
-    if read and _canon(read) == _canon(expected):
+    if read and same_text(read, expected):
         return True, "text"
     try:
         a, b = parse_value(read), parse_value(expected)

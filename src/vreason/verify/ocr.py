@@ -75,7 +75,7 @@ class OcrEngine:
     def lines(self, img: np.ndarray) -> list[tuple[tuple[int, int, int, int], str, float]]:
         """Detection + recognition on a larger image: ``[((x0, y0, x1, y1), text, confidence)]`` in reading
         order (top to bottom, then left to right). Less reliable than :meth:`read` on isolated digits."""
-        out = self.engine(np.ascontiguousarray(_rgb(img)))
+        out = self.engine(np.ascontiguousarray(_rgb(img)), use_det=True, use_cls=False, use_rec=True)
         boxes = getattr(out, "boxes", None)
         if boxes is None:
             return []
@@ -134,6 +134,23 @@ def ink_mask(img: np.ndarray, min_contrast: float = 40.0) -> np.ndarray:
     _, th = cv2.threshold(np.ascontiguousarray(g), 0, 255, cv2.THRESH_BINARY + cv2.THRESH_OTSU)
     dark = th == 0
     return dark if dark.mean() <= 0.5 else ~dark
+
+
+MAX_GLYPH_PARTS = 12
+"""A crop whose ink splits into more 4-connected pieces than this is speckle (noise, texture), not text."""
+
+
+def glyph_like(img: np.ndarray, min_frac: float = 0.01, max_frac: float = 0.5) -> bool:
+    """Whether a crop's ink could be a few characters: between ``min_frac`` and ``max_frac`` of the crop
+    and in at most :data:`MAX_GLYPH_PARTS` connected pieces (noise is read as unreadable without OCR)."""
+    import cv2
+
+    m = ink_mask(img)
+    frac = float(m.mean()) if m.size else 0.0
+    if not min_frac <= frac <= max_frac:
+        return False
+    n, _ = cv2.connectedComponents(m.astype(np.uint8), connectivity=4)
+    return n - 1 <= MAX_GLYPH_PARTS
 
 
 def ink_box(img: np.ndarray, min_px: int = 4) -> tuple[int, int, int, int] | None:

@@ -4,7 +4,8 @@
    ``approxPolyDP``), searched inside the annotated ``region`` when there is one (its corners when no
    quadrilateral is found there), then a perspective warp to a square of ``CELL_PX`` px per cell.
 2. Each cell's centre (``INSET`` of the cell trimmed on every side, away from the grid lines) is **blank**
-   when it has no contrast or less than ``BLANK_INK`` ink; otherwise its digit is recognised by OCR on the
+   when it has no contrast or less than ``BLANK_INK`` ink, unreadable when its ink is no glyph (speckle in
+more than a dozen pieces, or more than half the crop); otherwise its digit is recognised by OCR on the
    cell crop (the non-blank cells of a row read as one strip of single characters, falling back to one call
    per cell when the strip does not split into one digit per cell).
 3. Score = fraction of cells equal to the solution (blank or unreadable counts as wrong); passed = all equal.
@@ -97,8 +98,12 @@ def read_grid(grid: np.ndarray, n: int, engine) -> tuple[list[list[int | None]],
         filled = []
         for c in range(n):
             cc = cell_crop(grid, r, c)
-            if ocrmod.ink_mask(cc).mean() >= BLANK_INK:
+            if ocrmod.ink_mask(cc).mean() < BLANK_INK:
+                continue
+            if ocrmod.glyph_like(cc, BLANK_INK):
                 filled.append((c, cc))
+            else:
+                out[r][c] = None  # speckle, a smear: not a digit (no OCR call)
         if not filled:
             continue
         chars = engine.read_strip([cc for _, cc in filled])
