@@ -104,7 +104,7 @@ def test_cmd_models_generate_fail_with_reasons_and_the_run_goes_on(tmp_path, scr
     assert junk.status == VideoStatus.failed and "unreadable" in junk.reason and junk.path is None
     # every failed video's units are recorded not-ok with the reason, never scored
     by_model = {}
-    for (sid, model, seed, scorer), status in units.items():
+    for (_, model, _, _), status in units.items():
         by_model.setdefault(model, set()).add(status)
     assert by_model["good"] == {"ok"}
     for m in ("crash", "hang", "garbage"):

@@ -149,7 +149,10 @@ class DiffusersGenerator(Generator):
         dtype = self.opts.dtype
         if dtype == "auto":
             dtype = "bfloat16" if device.startswith("cuda") else "float32"
-        pipe = DiffusionPipeline.from_pretrained(self.folder, local_files_only=True, torch_dtype=getattr(torch, dtype))
+        import diffusers
+
+        key = "dtype" if tuple(int(x) for x in diffusers.__version__.split(".")[:2]) >= (0, 36) else "torch_dtype"
+        pipe = DiffusionPipeline.from_pretrained(self.folder, local_files_only=True, **{key: getattr(torch, dtype)})
         pipe.set_progress_bar_config(disable=True)
         if self.opts.cpu_offload == "model":
             pipe.enable_model_cpu_offload()
@@ -170,7 +173,7 @@ class DiffusersGenerator(Generator):
         if key in self._variants:
             return self._variants[key], type(self._variants[key]).__name__
         cls_name = (self.preset.i2v_class if want_image else self.preset.t2v_class) if self.preset else None
-        if not cls_name:
+        if not cls_name or not _weights_fit(pipe, want_image, self.preset):
             return None, f"{type(pipe).__name__} cannot {'take an input image' if want_image else 'run without one'}"
         import diffusers
 
@@ -233,6 +236,21 @@ class DiffusersGenerator(Generator):
             extra["t2v_fallback"] = fallback
         return Video(sample_id=sample.id, model=self.run_name, seed=seed, path=out_path,
                      manifest=self.manifest(sample, req.prompt, **extra))
+
+
+def _weights_fit(pipe: Any, want_image: bool, preset: Preset | None) -> bool:
+    """Whether the loaded weights can serve the other task: image-conditioned transformers take more input
+    channels than they put out (Wan 2.1 I2V 36 → 16, CogVideoX I2V 32 → 16); Wan 2.2 TI2V
+    (``expand_timesteps``) and LTX-Video do both with one set of weights."""
+    if preset is not None and preset.family in ("ltx-video", "wan2.2-ti2v"):
+        return True
+    if getattr(pipe.config, "expand_timesteps", False):
+        return True
+    cfg = getattr(getattr(pipe, "transformer", None), "config", None)
+    cin, cout = getattr(cfg, "in_channels", None), getattr(cfg, "out_channels", None)
+    if cin is None or cout is None:
+        return False
+    return (cin > cout) if want_image else (cin == cout)
 
 
 def _takes_image(pipe: Any) -> bool:
