@@ -129,3 +129,30 @@ def test_sam_masks_from_boxes(tmp_path_factory):
     one = seg.masks_from_boxes(img, boxes[2:])
     np.testing.assert_array_equal(one[0], masks[2])  # prompt batching does not change a mask
     assert seg.masks_from_boxes(img, []) == []
+
+
+def test_stream_memory_is_bounded_by_the_batch(tmp_path_factory):
+    """The model never sees more than ``batch_size`` frames at once and the stream is consumed lazily."""
+    from dataclasses import replace
+
+    emb = make_embedder(f"transformers:{tiny_model('dinov2', tmp_path_factory)}", batch_size=4)
+    real, seen = emb.loaded.model, []
+
+    def spy(**kw):
+        seen.append(int(kw["pixel_values"].shape[0]))
+        return real(**kw)
+
+    emb.loaded = replace(emb.loaded, model=spy)
+    pulled = []
+
+    def frames():
+        for i, f in enumerate(_images(10, seed=9)):
+            pulled.append(i)
+            yield f
+
+    stream = emb.embed_stream(frames(), batch_size=4)
+    first = next(stream)
+    assert first.shape[0] == 4 and len(pulled) == 4  # nothing read ahead of the batch
+    assert sum(c.shape[0] for c in stream) == 6
+    emb.embed(_images(10, seed=9))  # a long list in one call is chunked too
+    assert seen == [4, 4, 2, 4, 4, 2]
