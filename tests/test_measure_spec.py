@@ -143,3 +143,16 @@ def test_hog_hsv_descriptor():
     assert emb.embed([big])[0] @ f[0] > f[0] @ f[2]
     with pytest.raises(ValueError, match="H×W×3"):
         emb.embed([np.zeros((0, 5, 3), np.uint8)])
+
+
+def test_folder_with_missing_or_corrupt_weights(tmp_path):
+    from _tiny_models import tiny_dinov2
+
+    folder = tiny_dinov2(tmp_path / "dino-broken")
+    (folder_path := tmp_path / "dino-broken" / "model.safetensors").unlink()
+    with pytest.raises(ModelSpecError, match="cannot load the dinov2 model in folder 'dino-broken'") as err:
+        make_embedder(f"transformers:{folder}")
+    assert str(tmp_path) not in str(err.value)
+    folder_path.write_bytes(b"not safetensors" * 4)
+    with pytest.raises(ModelSpecError, match="cannot load the dinov2 model"):
+        make_embedder(f"transformers:{folder}")

@@ -106,8 +106,12 @@ def load_folder(folder: str, model_type: str, auto_class: str, *, device: str, d
         model = getattr(T, auto_class).from_pretrained(folder, local_files_only=True, dtype=dt)
         processor = T.AutoImageProcessor.from_pretrained(folder, local_files_only=True, backend="pil")
         tok = T.AutoTokenizer.from_pretrained(folder, local_files_only=True) if tokenizer else None
-    except (OSError, ValueError, KeyError) as exc:
-        raise ModelSpecError(f"cannot load the {model_type} model in folder {where!r}: {exc}") from exc
+    except Exception as exc:  # noqa: BLE001 - missing/corrupt weights, bad processor files: one clear error
+        msg = str(exc)
+        for full in {str(Path(folder).expanduser().resolve()), str(Path(folder).expanduser()), str(folder)}:
+            msg = msg.replace(full, where)  # the folder's name only, never the full local path
+        raise ModelSpecError(f"cannot load the {model_type} model in folder {where!r}: "
+                             f"{type(exc).__name__}: {msg[:400]}") from exc
     model = model.to(dev).eval()
     return Loaded(model=model, image_processor=processor, tokenizer=tok, model_type=model_type,
                   name=backend_name(model_type, folder), device=dev, dtype=dt)
