@@ -57,3 +57,21 @@ def test_export_then_run_tivibench_gives_the_synth_verdicts(tmp_path):
     assert (rates["passed_synth"] == rates["passed_tivi"]).all()
     table = pd.read_csv(os.path.join(runs, "t", "report", "tivibench_pass1.csv")).set_index("model")
     assert table.loc["oracle", "Overall"] == 100.0 and table.loc["static", "Overall"] == 0.0
+
+
+def test_export_from_options_and_placement_errors(tmp_path):
+    from vreason.records import Sample
+    from vreason.synth.export_tivibench import export_samples
+
+    out = str(tmp_path / "o")
+    _run("synth", "export", out, "--families", "maze,sorting", "--per-task", "2", "--difficulties", "easy",
+         "--width", "160", "--height", "90")
+    res = load_tivibench(out)
+    assert not res.errors and sorted(s.id for s in res.samples) == [
+        "SS_easy_maze_001", "SS_easy_maze_002", "SS_easy_sorting_001", "SS_easy_sorting_002"]
+    m = res.samples[0].metadata["metric"]
+    assert m["family"] == "vreason_synth" and m["render"]["width"] == 160 and m["state"]
+    assert not os.path.exists(os.path.join(out, "videos"))
+    odd = Sample(id="x-easy-000", benchmark="synth", metadata={"family": "nosuch", "difficulty": "easy"})
+    got = export_samples([odd], str(tmp_path / "p"))
+    assert got.samples == 0 and "no TiViBench placement" in got.errors[0]
