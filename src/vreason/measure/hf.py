@@ -93,6 +93,15 @@ class Loaded:
     dtype: Any
 
 
+def _image_processor(T, folder: str):
+    """The folder's image processor with the PIL backend (transformers 5: ``backend="pil"``; 4.x: the slow
+    processor, which is the PIL one)."""
+    try:
+        return T.AutoImageProcessor.from_pretrained(folder, local_files_only=True, backend="pil")
+    except TypeError:
+        return T.AutoImageProcessor.from_pretrained(folder, local_files_only=True, use_fast=False)
+
+
 def load_folder(folder: str, model_type: str, auto_class: str, *, device: str, dtype: str,
                 tokenizer: bool = False) -> Loaded:
     """Load ``auto_class`` (a transformers class name such as ``AutoModel``) from ``folder`` offline, with
@@ -103,8 +112,8 @@ def load_folder(folder: str, model_type: str, auto_class: str, *, device: str, d
     dev, dt = resolve_device(device), resolve_dtype(dtype)
     where = Path(folder).expanduser().name
     try:
-        model = getattr(T, auto_class).from_pretrained(folder, local_files_only=True, dtype=dt)
-        processor = T.AutoImageProcessor.from_pretrained(folder, local_files_only=True, backend="pil")
+        model = getattr(T, auto_class).from_pretrained(folder, local_files_only=True)
+        processor = _image_processor(T, folder)
         tok = T.AutoTokenizer.from_pretrained(folder, local_files_only=True) if tokenizer else None
     except Exception as exc:  # noqa: BLE001 - missing/corrupt weights, bad processor files: one clear error
         msg = str(exc)
@@ -112,7 +121,7 @@ def load_folder(folder: str, model_type: str, auto_class: str, *, device: str, d
             msg = msg.replace(full, where)  # the folder's name only, never the full local path
         raise ModelSpecError(f"cannot load the {model_type} model in folder {where!r}: "
                              f"{type(exc).__name__}: {msg[:400]}") from exc
-    model = model.to(dev).eval()
+    model = model.to(dev, dt).eval()
     return Loaded(model=model, image_processor=processor, tokenizer=tok, model_type=model_type,
                   name=backend_name(model_type, folder), device=dev, dtype=dt)
 
