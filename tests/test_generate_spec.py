@@ -106,3 +106,15 @@ def test_spec_parameters_are_part_of_the_plan(tmp_path, script):
     y.write_text(f"kind: cmd\ntarget: {good}\nparams: {{fps: 24}}\n")
     with pytest.raises(PlanMismatchError, match="fps"):
         Runner(RunConfig(**cfg))
+
+
+def test_list_shows_generator_kinds_apart_from_models():
+    from typer.testing import CliRunner
+
+    from vreason.cli.main import app
+
+    out = CliRunner().invoke(app, ["list"], terminal_width=200).output
+    models_table, _, rest = out.partition("generator kinds")
+    kinds_table = rest.split("scorers")[0]
+    assert "oracle" in models_table and "diffusers" not in models_table and "cmd:" not in models_table
+    assert "diffusers" in kinds_table and "gen" in kinds_table and "cmd:./my_model.sh" in kinds_table
