@@ -179,3 +179,16 @@ def test_kill_9_during_polling_then_resume_creates_nothing_again(tmp_path, oracl
     assert sum(bool(v.manifest.params.get("resumed")) for v in vids) >= len(samples) - 1
     assert (scores["status"] == "ok").all() and scores["value"].min() >= 0.99
     assert OPENAI_KEY.encode() not in _all_text(tmp_path / "runs" / "api")
+
+
+def test_real_run_without_a_key_stops_before_sending(tmp_path, monkeypatch):
+    from vreason.errors import ConfigError
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeVideoAPI() as api:
+        monkeypatch.setenv("VREASON_SORA_BASE_URL", api.openai_url)
+        cfg = RunConfig(protocol="synth", run_dir=str(tmp_path / "run"), models=["sora:sora-2"], seeds=[0],
+                        options=OPTS, workers=1)
+        with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
+            Runner(cfg).run()
+        assert sum(api.calls.values()) == 0

@@ -185,7 +185,7 @@ class JobEngine:
     def _client(self) -> httpx.AsyncClient:
         loop = id(asyncio.get_running_loop())
         if loop not in self._clients:  # one connection pool per event loop (clients are loop-bound)
-            limits = httpx.Limits(max_connections=None, max_keepalive_connections=64)
+            limits = httpx.Limits(max_connections=64, max_keepalive_connections=64)
             self._clients[loop] = httpx.AsyncClient(timeout=httpx.Timeout(120.0, connect=30.0), limits=limits,
                                                     follow_redirects=True)
         return self._clients[loop]
