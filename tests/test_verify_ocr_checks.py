@@ -266,6 +266,20 @@ def test_match3_edges_and_ssim(tmp_path):
     assert unscored.passed is None and unscored.score is None and "ground-truth" in unscored.reason
 
 
+@pytest.mark.parametrize("family", ["sudoku", "math", "mcq", "sequence", "bars", "match3"])
+def test_bad_frames_fail_with_a_reason(env, family):
+    params = {"sudoku": lambda: tivi(make_instance("sudoku", "easy", 0, SEED, CFG)),
+              "math": lambda: tivi(make_instance("arithmetic", "easy", 0, SEED, CFG)),
+              "mcq": lambda: McqParams(answer="A"), "sequence": lambda: SequenceParams(expected=["1"]),
+              "bars": lambda: BarsParams(n_bars=2), "match3": Match3Params}[family]()
+    fn = get_check(family).fn
+    gt = np.zeros((360, 640, 3), np.uint8)
+    for frames, why in (([], "no frame"), ([np.zeros((2, 2, 3), np.uint8)], "too small"),
+                        ([np.zeros((5, 5, 5, 5), np.uint8)], "shape")):
+        res = fn(frames, [], gt, params, env)
+        assert res.passed is False and res.score == 0.0 and why in res.reason, (family, res.reason)
+
+
 def test_registry_declares_needs():
     for fam in ("sudoku", "math", "mcq", "sequence"):
         assert get_check(fam).needs == ("ocr",) and get_check(fam).frames == "last"

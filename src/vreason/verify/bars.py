@@ -25,7 +25,9 @@ MIN_HEIGHT = 0.02
 
 @register_check("bars", frames="last")
 def check_bars(frames, times, gt_end, params: BarsParams, env: CheckEnv) -> CheckResult:
-    frame = colour.content([frames[-1]])[0]
+    frame, bad = ocrmod.last_frame(frames)
+    if frame is None:
+        return CheckResult(False, 0.0, bad, backend=colour.BACKEND)
     h, w = frame.shape[:2]
     area = ocrmod.crop(frame, params.region)
     ox, oy = (params.region.pixels(w, h)[:2] if params.region is not None else (0, 0))

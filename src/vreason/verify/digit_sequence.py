@@ -15,7 +15,6 @@ from typing import Any
 import numpy as np
 
 from vreason.data.tivibench_schema import SequenceParams
-from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
@@ -46,7 +45,9 @@ def read_cell(area: np.ndarray, engine) -> str:
 def check_sequence(frames, times, gt_end, params: SequenceParams, env: CheckEnv) -> CheckResult:
     if env.ocr is None:
         return CheckResult(None, reason=ocrmod.NO_OCR, backend="none")
-    frame = colour.content([frames[-1]])[0]
+    frame, bad = ocrmod.last_frame(frames)
+    if frame is None:
+        return CheckResult(False, 0.0, bad, backend=env.ocr.backend)
     if params.cells:
         items = [read_cell(ocrmod.crop(frame, b), env.ocr) for b in params.cells]
         mode = "cells"

@@ -54,7 +54,12 @@ def check_match3(frames, times, gt_end, params: Match3Params, env: CheckEnv) -> 
 
     if gt_end is None:
         return CheckResult(None, reason="no ground-truth end state to compare with", backend=BACKEND)
-    frame = colour.content([frames[-1]])[0]
+    frame, bad = ocrmod.last_frame(frames)
+    if frame is None:
+        return CheckResult(False, 0.0, bad, backend=BACKEND)
+    if colour.valid_frame(gt_end):
+        return CheckResult(None, reason=f"ground-truth end state unusable: {colour.valid_frame(gt_end)}",
+                           backend=BACKEND)
     gt = colour.content([gt_end])[0]
     b = _prep(gt, params.region, None)
     a = _prep(frame, params.region, (b.shape[1], b.shape[0]))

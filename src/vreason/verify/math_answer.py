@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import warnings
 from fractions import Fraction
 from typing import Any
 
@@ -45,7 +46,9 @@ def parse_value(text: str) -> Fraction | float:
     if re.search(r"\d\(|\)\d|\)\(", src):
         raise ValueError(f"implicit multiplication is ambiguous: {text!r}")
     try:
-        tree = ast.parse(src, mode="eval")
+        with warnings.catch_warnings():  # "1if1else2" warns before it fails: the text is untrusted
+            warnings.simplefilter("ignore", SyntaxWarning)
+            tree = ast.parse(src, mode="eval")
     except SyntaxError as exc:
         raise ValueError(f"not an arithmetic expression: {text!r}") from exc
     return _walk(tree.body)
@@ -144,7 +147,9 @@ def read_equation(frame: np.ndarray, region, engine) -> tuple[str, dict[str, Any
 def check_math(frames, times, gt_end, params: MathParams, env: CheckEnv) -> CheckResult:
     if env.ocr is None:
         return CheckResult(None, reason=ocrmod.NO_OCR, backend="none")
-    frame = np.asarray(frames[-1])
+    frame, bad = ocrmod.last_frame(frames)
+    if frame is None:
+        return CheckResult(False, 0.0, bad, backend=env.ocr.backend)
     text, how = read_equation(frame, params.region, env.ocr)
     details: dict[str, Any] = {"read": text, "expected": params.expected, **how}
     overlay = _overlay(frame, params.region)

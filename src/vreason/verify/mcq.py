@@ -45,7 +45,9 @@ def check_mcq(frames, times, gt_end, params: McqParams, env: CheckEnv) -> CheckR
     positional = bool(params.option_boxes)
     if env.ocr is None and not positional:
         return CheckResult(None, reason=ocrmod.NO_OCR, backend="none")
-    frame = colour.content([frames[-1]])[0]
+    frame, bad = ocrmod.last_frame(frames)
+    if frame is None:
+        return CheckResult(False, 0.0, bad, backend=env.ocr.backend if env.ocr is not None else "option boxes")
     h, w = frame.shape[:2]
     options = [o.upper() for o in params.options]
     found: list[dict[str, Any]] = []

@@ -180,6 +180,19 @@ def prepare_crop(crop: np.ndarray, height: int = REC_HEIGHT) -> np.ndarray:
     return cv2.resize(a, (w, height), interpolation=cv2.INTER_AREA if s < 1 else cv2.INTER_CUBIC)
 
 
+def last_frame(frames) -> tuple[np.ndarray | None, str]:
+    """The last frame as RGB uint8, cut out of letterbox bars (normalised boxes refer to the picture), or
+    ``(None, why)`` when there is none or it is not an image."""
+    from vreason.verify import colour
+
+    if frames is None or len(frames) == 0:
+        return None, "no frame to check"
+    err = colour.valid_frame(frames[-1])
+    if err:
+        return None, err
+    return colour.content([frames[-1]])[0], ""
+
+
 def crop(frame: np.ndarray, box) -> np.ndarray:
     """The part of ``frame`` inside a normalised :class:`~vreason.data.tivibench_schema.Box` (or the frame)."""
     if box is None:

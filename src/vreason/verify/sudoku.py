@@ -123,7 +123,9 @@ def read_grid(grid: np.ndarray, n: int, engine) -> tuple[list[list[int | None]],
 def check_sudoku(frames, times, gt_end, params: SudokuParams, env: CheckEnv) -> CheckResult:
     if env.ocr is None:
         return CheckResult(None, reason=ocrmod.NO_OCR, backend="none")
-    frame = np.asarray(frames[-1])
+    frame, bad = ocrmod.last_frame(frames)
+    if frame is None:
+        return CheckResult(False, 0.0, bad, backend=env.ocr.backend)
     sol = params.solution
     n = len(sol)
     corners, how = find_grid(frame, params.region)
