@@ -118,3 +118,65 @@ def test_cli_runs_and_exits_3_when_a_sample_stops(tmp_path):
                                    'families=["maze"]', "--opt", "per_task=1", "--limit", "1"])
     assert res.exit_code == 3, res.output
     assert os.path.exists(tmp_path / "t" / "tpo" / "optimized_prompts.jsonl")
+
+
+def test_run_with_optimised_prompts_reports_the_paired_difference(tmp_path):
+    from typer.testing import CliRunner
+
+    from vreason.cli.main import app
+    from vreason.store import RunStore
+
+    updates = [{"reply": f"<IMPROVED_VARIABLE>better prompt {i}</IMPROVED_VARIABLE>"} for i in range(4)]
+    judge = _script(tmp_path / "s.jsonl", updates)
+    s = run_tpo(_cfg(tmp_path, judge, iterations=1, options={"families": ["maze"], "per_task": 2,
+                                                              "difficulties": ["easy"]}))
+    assert s.complete == 2
+    # keep only one sample's prompt: the other sample's variant video is missing, with the reason
+    first = open(s.prompts_file, encoding="utf-8").readline()
+    one = tmp_path / "one.jsonl"
+    one.write_text(first, encoding="utf-8")
+    args = ["run", "synth", "--models", "oracle,static", "--runs", str(tmp_path), "--name", "pv", "--families",
+            "maze", "--per-task", "2", "--opt", 'difficulties=["easy"]', "-j", "1", "--prompts", str(one),
+            "--prompt-variants", "default,videotpo"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 3, res.output  # a variant prompt is missing for one sample
+    store = RunStore(str(tmp_path / "pv"))
+    vids = {(v.sample_id, v.model): v for v in store.videos()}
+    sid = json.loads(first)["sample_id"]
+    other = next(k[0] for k in vids if k[0] != sid)
+    assert vids[(sid, "oracle_videotpo")].manifest.prompt == json.loads(first)["prompt"]
+    assert vids[(sid, "oracle")].manifest.prompt == json.loads(first)["original"]
+    assert vids[(other, "oracle_videotpo")].status.value == "missing"
+    assert "videotpo" in vids[(other, "oracle_videotpo")].reason
+    pairs = store.get_meta("prompt_variants")
+    store.close()
+    assert {p["run_name"] for p in pairs} == {"oracle_videotpo", "static_videotpo"}
+    import pandas as pd
+
+    table = pd.read_csv(tmp_path / "pv" / "report" / "prompt_variants_paired.csv")
+    row = table[(table["model"] == "oracle") & (table["metric"] == table["metric"].iloc[0])].iloc[0]
+    assert row["n_pairs"] == 1 and row["delta"] == 0  # the built-in oracle ignores its prompt
+    # the same command resumes (same plan); another prompts file is a plan change and is refused
+    assert CliRunner().invoke(app, args).exit_code == 3
+    other_file = tmp_path / "other.jsonl"
+    other_file.write_text(first.replace("better prompt", "another prompt"), encoding="utf-8")
+    refused = CliRunner().invoke(app, args[:-4] + ["--prompts", str(other_file), "--prompt-variants",
+                                                     "default,videotpo"])
+    from vreason.runner.guard import PlanMismatchError
+
+    assert isinstance(refused.exception, PlanMismatchError), refused.output
+    assert "prompt" in str(refused.exception)
+
+
+def test_prompt_file_errors_and_variant_names(tmp_path):
+    from vreason.errors import ConfigError
+    from vreason.optimize.variants import expand_models, read_prompts
+
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"sample_id": "a", "variant": "v", "prompt": "x"}\n{"sample_id": "b"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="bad.jsonl:2"):
+        read_prompts(str(bad))
+    names = [vm.run_name for vm in expand_models(["wan", "cog"], ["default", "videotpo"])]
+    assert names == ["wan", "wan_videotpo", "cog", "cog_videotpo"]
+    with pytest.raises(ConfigError, match="collide"):
+        expand_models(["a_v", "a"], ["default", "v"])  # a + variant v collides with the model named a_v

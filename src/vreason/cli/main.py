@@ -192,6 +192,11 @@ def run(
     convention: str = typer.Option(None, "--convention",
                                    help="Layout of --videos: vreason, rise, ruler, tivibench, pai."),
     manifest: str = typer.Option(None, "--manifest", help="JSONL/CSV manifest: sample_id, model, seed, path."),
+    prompts: str = typer.Option(None, "--prompts", help="JSONL of prompt variants (sample_id, variant, prompt), "
+                                "e.g. RUNS/<tpo>/tpo/optimized_prompts.jsonl from `vreason tpo`."),
+    prompt_variants: str = typer.Option(None, "--prompt-variants", help="Run each model once per variant, e.g. "
+                                        "default,videotpo (others run as <model>_<variant>); the report shows "
+                                        "the paired difference."),
     judge: str = typer.Option(None, "--judge", help="Judge spec, e.g. openai:gpt-5 or vllm:Qwen3-VL@URL."),
     vq_judge: str = typer.Option(None, "--vq-judge", help="Separate judge for visual quality (RISE)."),
     hint: str = typer.Option(None, "--hint", help="MME-CoF-Pro hint setting: none, text, visual."),
@@ -251,6 +256,7 @@ def run(
         judge_options={"no_cache": no_cache, "refresh": refresh} if judges else {}, dry_run=dry_run,
         workers=workers, retry_failed=retry_failed, limit=limit,
         videos_dir=videos, convention=convention, manifest=manifest, aggregate=report, force_new=force_new,
+        prompts_file=prompts, prompt_variants=_csv(prompt_variants),
         executor=executor, ray_address=ray_address, ray_temp_dir=ray_temp_dir, ray_ship_videos=ray_ship_videos,
         gen_timeout=gen_timeout,
     )

@@ -32,6 +32,10 @@ class RunModel:
     generator: Any = None
     builtin: bool = False
     """A model the protocol itself provides (the built-in suite's): its videos are never imported."""
+    variant: str = "default"
+    """The prompt variant its videos are generated from (:mod:`vreason.optimize.variants`)."""
+    base: str | None = None
+    """The ``--models`` entry it is a variant of."""
 
     @property
     def name(self) -> str:
@@ -55,6 +59,56 @@ def resolve_models(entries: list[str], protocol: Any, protocol_name: str) -> lis
             raise ConfigError(f"model {spec.name}: {exc}") from None
         out.append(RunModel(spec, gen))
     return out
+
+
+def with_variants(models: list[RunModel], variants: list[str], prompts_file: str | None) -> list[RunModel]:
+    """Every model once per prompt variant (``default`` keeps the name; others run as ``<model>_<variant>``)."""
+    from vreason.optimize.variants import DEFAULT, expand_models
+
+    if prompts_file and not variants:
+        raise ConfigError("--prompts needs --prompt-variants (e.g. default,videotpo)")
+    if not variants or variants == [DEFAULT]:
+        return models
+    if any(v != DEFAULT for v in variants) and not prompts_file:
+        raise ConfigError(f"--prompt-variants {','.join(variants)}: name the prompts with --prompts FILE")
+    by_name = {m.name: m for m in models}
+    out = []
+    for vm in expand_models(list(by_name), variants):
+        m = by_name[vm.base]
+        spec = m.spec if vm.variant == DEFAULT else m.spec.model_copy(update={"name": vm.run_name})
+        out.append(RunModel(spec, m.generator, m.builtin, vm.variant, vm.base))
+    return out
+
+
+def variant_plan(variants: list[str], prompts_file: str | None) -> dict[str, Any]:
+    import hashlib
+
+    digest = None
+    if prompts_file:
+        try:
+            with open(prompts_file, "rb") as fh:
+                digest = hashlib.sha256(fh.read()).hexdigest()[:16]
+        except OSError as exc:
+            raise ConfigError(f"--prompts {prompts_file}: {exc.strerror or exc}") from None
+    return {"variants": list(variants), "prompts_sha256": digest}
+
+
+def apply_prompt_file(samples: list[Sample], prompts_file: str | None, models: list[RunModel], store: Any) -> None:
+    """Add the file's prompts to the samples and record which run model is which variant (for the report)."""
+    if not prompts_file:
+        return
+    from vreason.optimize.variants import apply_prompts, read_prompts
+
+    apply_prompts(samples, read_prompts(prompts_file))
+    pairs = [{"run_name": m.name, "base": m.base or m.name, "variant": m.variant} for m in models
+             if m.variant != "default"]
+    store.set_meta("prompt_variants", pairs)
+
+
+def prompt_for(m: RunModel, sample: Sample) -> Sample | None:
+    from vreason.optimize.variants import prompt_sample
+
+    return prompt_sample(sample, m.variant)
 
 
 def plan_entries(models: list[RunModel], protocol_name: str) -> dict[str, Any]:

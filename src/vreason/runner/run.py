@@ -60,6 +60,10 @@ class RunConfig:
     """Workers send video bytes back (no shared filesystem) instead of writing into the run folder."""
     gen_timeout: float | None = None
     """Wall-clock limit for generating one video (a model YAML's ``timeout`` wins); not part of the plan."""
+    prompts_file: str | None = None
+    """JSONL of extra prompts (``sample_id``, ``variant``, ``prompt``), e.g. ``vreason tpo``'s output."""
+    prompt_variants: list[str] = field(default_factory=list)
+    """Run every model once per variant (``default`` = the sample's prompt; others as ``<model>_<variant>``)."""
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}
@@ -127,8 +131,11 @@ class Runner:
             try:
                 self.protocol = make_protocol(cfg.protocol, cfg.options, run_dir=self.store.run_dir)
                 self.models = generation.resolve_models(cfg.models, self.protocol, cfg.protocol)
+                self.models = generation.with_variants(self.models, cfg.prompt_variants, cfg.prompts_file)
                 self.names = [m.name for m in self.models]
                 plan = plan_of(cfg, self.protocol.resolved_options())
+                if cfg.prompt_variants:  # which prompts the videos come from is part of the plan
+                    plan["prompt_variants"] = generation.variant_plan(cfg.prompt_variants, cfg.prompts_file)
                 specs = generation.plan_entries(self.models, cfg.protocol)
                 if specs:  # what a spec generates with is part of the plan (a YAML edited in place too)
                     plan["model_specs"] = specs
@@ -151,6 +158,7 @@ class Runner:
             raise ConfigError(f"--data {data}: no such file or folder")
         res = self.protocol.load()
         samples = res.samples[: self.cfg.limit] if self.cfg.limit else res.samples
+        generation.apply_prompt_file(samples, self.cfg.prompts_file, self.models, self.store)
         self.store.set_meta("load_errors", res.errors)
         self.summary.samples, self.summary.load_errors = len(samples), len(res.errors)
         for err in res.errors[:10]:
@@ -240,13 +248,19 @@ class Runner:
                                                                f"file vanished: {old.path}"})
                         continue
                     located = None if m.builtin else locate(model, s, seed)
+                    gs = generation.prompt_for(m, s)  # the sample as the generator sees it (prompt variant)
+                    if gen is not None and gs is None and not (located and os.path.exists(located)):
+                        have[key] = Video(sample_id=s.id, model=model, seed=seed, status=VideoStatus.missing,
+                                          reason=f"no {m.variant!r} prompt for {s.id} in --prompts")
+                        self.store.put_video(have[key])
+                        continue
                     if gen is not None and not (located and os.path.exists(located)):
                         if self.cfg.dry_run:  # a dry run generates nothing
                             generation.estimate(self.summary.plan, model, gen, s, seed)
                             continue
                         out = self._video_path(model, s, seed)
                         os.makedirs(os.path.dirname(out), exist_ok=True)
-                        jobs.append(maker.job(m, s, seed, out))
+                        jobs.append(maker.job(m, gs, seed, out))
                         continue
                     if located and os.path.exists(located):
                         have[key] = Video(sample_id=s.id, model=model, seed=seed, path=located)
