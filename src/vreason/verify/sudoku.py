@@ -23,8 +23,8 @@ from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 CELL_PX = 40
 INSET = 0.18
-BLANK_INK = 0.03
-"""A cell centre with less than this fraction of ink is blank (a digit covers ≥ 10%)."""
+BLANK_INK = 0.02
+"""A cell centre with less than this fraction of ink is blank (honest digits measured ≥ 5.5%, blanks 0)."""
 MIN_GRID_AREA = 0.04
 """The grid quadrilateral covers at least this fraction of the searched area."""
 
