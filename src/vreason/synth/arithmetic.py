@@ -20,6 +20,7 @@ from vreason.synth import tivi_text as tt
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
 
 SIZE = 40
+"""Text height in px at the suite's 360-px canvas height (scaled with the canvas)."""
 
 
 def expression(rng: np.random.Generator, difficulty: str) -> tuple[str, int]:
@@ -47,10 +48,10 @@ def expression(rng: np.random.Generator, difficulty: str) -> tuple[str, int]:
 
 def render(state: dict[str, Any], cfg: RenderConfig, answer: str = "") -> np.ndarray:
     img = draw.canvas(cfg.width, cfg.height, (250, 249, 244))
-    x, y = state["x"], state["y"]
-    tt.put_text(img, state["lhs"] + " =", (x, y), SIZE, tt.INK, anchor="lm")
+    x, y, size = state["x"], state["y"], state["size"]
+    tt.put_text(img, state["lhs"] + " =", (x, y), size, tt.INK, anchor="lm")
     if answer:
-        tt.put_text(img, answer, (state["ans_x"], y), SIZE, tt.ANSWER_INK, anchor="lm")
+        tt.put_text(img, answer, (state["ans_x"], y), size, tt.ANSWER_INK, anchor="lm")
     return img
 
 
@@ -64,15 +65,16 @@ class Arithmetic(TaskFamily):
     def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
         lhs, value = expression(rng, difficulty)
         ans = str(value)
-        w_lhs = tt.text_box(lhs + " =", SIZE)[2]
-        w_ans = tt.text_box("8888", SIZE)[2]
-        gap = SIZE // 2
+        size = max(12, int(round(SIZE * cfg.height / 360)))
+        w_lhs = tt.text_box(lhs + " =", size)[2]
+        w_ans = tt.text_box("8888", size)[2]
+        gap = size // 2
         x = (cfg.width - (w_lhs + gap + w_ans)) // 2
         y = cfg.height // 2
-        state: dict[str, Any] = {"lhs": lhs, "answer": ans, "x": x, "y": y, "ans_x": x + w_lhs + gap,
-                                 "line": [x, y - SIZE, x + w_lhs + gap + w_ans, y + SIZE]}
+        state: dict[str, Any] = {"lhs": lhs, "answer": ans, "x": x, "y": y, "ans_x": x + w_lhs + gap, "size": size,
+                                 "line": [x, y - size, x + w_lhs + gap + w_ans, y + size]}
         state["tivibench"] = tt.tivi_record("SL", "arithmetic", {
-            "family": "math", "expected": ans, "region": tt.norm_box(state["line"], cfg, pad=16)})
+            "family": "math", "expected": ans, "region": tt.norm_box(state["line"], cfg, pad=size // 2)})
         frames = self.solve(state, cfg, cfg.n_frames)
         prompt = (f"The expression \"{lhs} =\" is written on a sheet of paper. Work out the result and write it "
                   "after the equals sign in dark blue ink, then stop. The expression itself stays unchanged and "
@@ -84,11 +86,11 @@ class Arithmetic(TaskFamily):
         """The answer (default: the right one) written after "=", one character after another."""
         ans = state["answer"] if answer is None else answer
         first, final = render(state, cfg), render(state, cfg, ans)
-        x0, y = state["ans_x"], state["y"]
+        x0, y, size = state["ans_x"], state["y"], state["size"]
         rects, pos = [], x0
         for i in range(len(ans)):
-            nxt = x0 + tt.text_box(ans[:i + 1], SIZE)[2]
-            rects.append((max(0, pos - 2), y - SIZE, min(cfg.width, nxt + 2), y + SIZE))
+            nxt = x0 + tt.text_box(ans[:i + 1], size)[2]
+            rects.append((max(0, pos - 2), y - size, min(cfg.width, nxt + 2), y + size))
             pos = nxt
         return tt.reveal(first, final, rects, n_frames, 0.3, 0.8)
 

@@ -39,13 +39,14 @@ def layout(cfg: RenderConfig) -> dict[str, Any]:
 def render(state: dict[str, Any], cfg: RenderConfig, red: tuple[int, ...] = ()) -> np.ndarray:
     g = state["layout"]
     img = draw.canvas(cfg.width, cfg.height)
-    tt.put_text(img, state["question"], (cfg.width * 0.05, cfg.height * 0.08), 22, tt.INK, anchor="lm")
+    k = cfg.height / 360
+    tt.put_text(img, state["question"], (cfg.width * 0.05, cfg.height * 0.08), int(22 * k), tt.INK, anchor="lm")
     tt.outline(img, g["panel"], (200, 200, 200), 1)
     for s in state["shapes"]:
         draw_shape(img, s["shape"], s["x"], s["y"], s["r"], draw.rgb(s["colour"]), 0.0)
     for i, (box, val) in enumerate(zip(g["boxes"], state["values"], strict=True)):
-        tt.outline(img, box, RED if i in red else GREY, 4 if i in red else 2)
-        tt.put_text(img, f"{LETTERS[i]}: {val}", ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), 26, tt.INK)
+        tt.outline(img, box, RED if i in red else GREY, max(2, int(4 * k)) if i in red else max(1, int(2 * k)))
+        tt.put_text(img, f"{LETTERS[i]}: {val}", ((box[0] + box[2]) / 2, (box[1] + box[3]) / 2), int(26 * k), tt.INK)
     return img
 
 

@@ -19,7 +19,6 @@ from vreason.synth import tivi_text as tt
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
 
 N_CELLS = {"easy": 5, "medium": 6, "hard": 7}
-SIZE = 34
 CELL_BG = (255, 255, 255)
 
 
@@ -70,7 +69,7 @@ def render(state: dict[str, Any], cfg: RenderConfig, filled: dict[int, str] | No
             text, ink = (filled[i], tt.ANSWER_INK) if i in filled else ("?", (120, 120, 120))
         else:
             text, ink = str(v), tt.INK
-        tt.put_text(img, text, ((x0 + x1) / 2, (y0 + y1) / 2), SIZE, ink)
+        tt.put_text(img, text, ((x0 + x1) / 2, (y0 + y1) / 2), int(0.45 * (x1 - x0)), ink)
     return img
 
 
