@@ -249,7 +249,7 @@ def test_match3_edges_and_ssim(tmp_path):
     gt, box = _board(1, blanks=((5, 0), (5, 1), (5, 2)))
     # task-specific thresholds (appendix C gives none): honest re-encodings measured SSIM ≥ 0.969 and edge F1
     # 1.0 at the 160-px working size; one tile left over gives 0.981 / 0.983, three give 0.951 / 0.951
-    p = Match3Params(region=box, ssim_threshold=0.96, edge_threshold=0.99)
+    p = Match3Params(region=box)  # the defaults
     ok = run("match3", gt, p, env, gt=gt)
     assert ok.passed is True and ok.details["ssim"] == 1.0 and ok.details["edge_f1"] == 1.0
     honest = run("match3", reencode(gt, tmp_path, (1280, 720)), p, env, gt=gt)
