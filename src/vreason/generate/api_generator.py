@@ -81,8 +81,8 @@ class ApiGenerator(Generator):
         return f"{self.provider}/{self.target}"
 
     def resolved_params(self) -> dict[str, Any]:
-        return redact({**self.opts.model_dump(), "base_url": self.base_url(), "key_env": self.key_env(),
-                       "price": self.price().__dict__, "seconds": self.video_seconds()})
+        return redact({**self.opts.model_dump(), "base_url": self.base_url(), "credential_env": self.key_env(),
+                       "price": self.price().__dict__, "video_seconds": self.video_seconds()})
 
     def manifest(self, sample: Sample, prompt: str | None = None, **extra: Any) -> GenerationManifest:
         return GenerationManifest(model_id=self.model_id(), revision=None,
