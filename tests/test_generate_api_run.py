@@ -193,3 +193,20 @@ def test_real_run_without_a_key_stops_before_sending(tmp_path, monkeypatch):
         with pytest.raises(ConfigError, match="OPENAI_API_KEY"):
             Runner(cfg).run()
         assert sum(api.calls.values()) == 0
+
+
+def test_job_that_never_finishes_fails_at_the_run_timeout_with_the_reason(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    with FakeVideoAPI(policy=lambda r: Behavior(hang=True)) as api:
+        monkeypatch.setenv("VREASON_SORA_BASE_URL", api.openai_url)
+        cfg = RunConfig(protocol="synth", run_dir=str(tmp_path / "run"), models=[_spec(tmp_path, "sora", "sora-2",
+                        "sora-2")], seeds=[0], options=OPTS, workers=1, gen_timeout=1.0, aggregate=False)
+        t0 = time.monotonic()
+        summary = Runner(cfg).run()
+        assert time.monotonic() - t0 < 30
+    store = RunStore(str(tmp_path / "run"), create=False)
+    vids = store.videos()
+    store.close()
+    assert vids and all(v.status == VideoStatus.failed and "timed out after 1 s waiting for job video_" in v.reason
+                        for v in vids)
+    assert summary.finished_with_errors and summary.generation_cost["sora-2"]["by_status"] == {"timeout": len(vids)}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import time
 from abc import abstractmethod
 from typing import Any, ClassVar
 
@@ -179,6 +180,7 @@ class ApiGenerator(Generator):
                 await self._engine.aclose()
 
     async def agenerate(self, sample: Sample, seed: int, out_path: str) -> Video:
+        started = time.monotonic()  # the runner's timeout clock starts with this call
         if not self.api_key() and self.key_envs:
             return self.failed(sample, seed, f"no API key: set the environment variable {self.key_env()}")
         try:
@@ -193,7 +195,8 @@ class ApiGenerator(Generator):
         secs = self.video_seconds()
         meta = {"model": self._name, "sample_id": sample.id, "seed": seed, "request_hash": rh,
                 "usd": self.price().cost(secs), "video_seconds": secs}
-        out = await engine.run(key, JobRequest(prompt, seed, image, image_size), out_path, meta=meta)
+        out = await engine.run(key, JobRequest(prompt, seed, image, image_size), out_path, meta=meta,
+                               started=started)
         extra = {"provider": self.provider, "job_id": out.job_id, "resumed": out.resumed,
                  "usd": meta["usd"] if out.status == "ok" else 0.0, "price_source": self.price().source}
         if out.status != "ok":

@@ -249,23 +249,26 @@ class JobEngine:
         raise ApiError("fatal", msg, status=resp.status_code)
 
     # ------------------------------------------------------------------ one job
-    async def run(self, key: str, req: JobRequest, out_path: str, *, meta: dict[str, Any]) -> JobOutcome:
+    async def run(self, key: str, req: JobRequest, out_path: str, *, meta: dict[str, Any],
+                  started: float | None = None) -> JobOutcome:
+        """One video's job; ``started`` (``time.monotonic()``) is when the caller's clock for the timeout
+        began (default: now), so the engine gives up before a caller enforcing the same limit cancels it."""
+        t0 = time.monotonic() if started is None else started
         sem = self._sem()
         if sem is None:
-            return await self._run(key, req, out_path, meta)
+            return await self._run(key, req, out_path, meta, t0)
         async with sem:
-            return await self._run(key, req, out_path, meta)
+            return await self._run(key, req, out_path, meta, t0)
 
-    async def _run(self, key: str, req: JobRequest, out_path: str, meta: dict[str, Any]) -> JobOutcome:
+    async def _run(self, key: str, req: JobRequest, out_path: str, meta: dict[str, Any], t0: float) -> JobOutcome:
         client = self._acquire()
         try:
-            return await self._job(client, key, req, out_path, meta)
+            return await self._job(client, key, req, out_path, meta, t0)
         finally:
             self._release(client)
 
     async def _job(self, client: httpx.AsyncClient, key: str, req: JobRequest, out_path: str,
-                   meta: dict[str, Any]) -> JobOutcome:
-        t0 = time.monotonic()
+                   meta: dict[str, Any], t0: float) -> JobOutcome:
         row = self.ledger.get(key)
         if row and row["status"] == "blocked" and not self.settings.retry_blocked:
             return JobOutcome("blocked", row["reason"], row["job_id"], resumed=True)
@@ -318,7 +321,8 @@ class JobEngine:
             if res.state == "done":
                 return await self._download(client, key, job_id, res, out_path)
             state = res.reason or "pending"
-            if time.monotonic() - t0 + s.poll_s > s.timeout_s:
+            margin = min(1.0, 0.1 * s.timeout_s)  # finish (and say why) before a caller's own cut at timeout_s
+            if time.monotonic() - t0 + s.poll_s + margin > s.timeout_s:
                 reason = (f"timed out after {s.timeout_s:g} s waiting for job {job_id} (last status: "
                           f"{self.scrub(state)}); the job id is kept, --retry-failed polls it again")
                 self.ledger.finish(key, "timeout", reason)

@@ -369,7 +369,7 @@ async def _connection(api: FakeVideoAPI, reader: asyncio.StreamReader, writer: a
             if conn.our_state is h11.MUST_CLOSE:
                 break
             conn.start_next_cycle()
-    except (ConnectionError, h11.ProtocolError, asyncio.IncompleteReadError):
-        pass  # clients that hang up (a killed run) are expected
+    except (ConnectionError, h11.ProtocolError, asyncio.IncompleteReadError, asyncio.CancelledError):
+        pass  # clients that hang up (a killed run) are expected; cancelled: the fake is stopping
     finally:
         writer.close()
