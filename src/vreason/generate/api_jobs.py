@@ -230,7 +230,7 @@ class JobEngine:
         where = f"{call.method} {self.scrub(call.url.split('?', 1)[0])}"
         try:
             resp = await client.request(call.method, call.url, json=call.json, data=call.data,
-                                                files=call.files, headers=call.headers)
+                                        files=call.files, headers=call.headers)
         except httpx.TimeoutException as e:
             raise ApiError("timeout", f"{where}: timed out ({type(e).__name__})") from None
         except httpx.TransportError as e:
