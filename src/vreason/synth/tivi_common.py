@@ -70,8 +70,8 @@ def result(metric: CheckResult, extra: dict[str, bool] | None = None, evidence: 
     failed = [k for k, v in checks.items() if not v]
     base = float(metric.score) if metric.score is not None else float(bool(metric.passed))
     score = base if all(checks[k] for k in checks if k != "tivibench_metric") else 0.5 * base
-    if not metric.passed:
-        score = min(score, 0.5 * base)
+    if not metric.passed:  # the check's graded score already halves a broken process: cap, do not halve again
+        score = min(score, 0.5)
     why = [metric.reason] if metric.reason and not metric.passed else []
     why += list(reasons)
     ev: dict[str, Any] = {"checks": checks, "metric": {"backend": metric.backend, "passed": metric.passed,

@@ -212,7 +212,9 @@ class ToolQa(TaskFamily):
         if not ok:
             ev["reason"] = "wrong answers: " + "; ".join(f"{r['question']} → {r['answer']} (expected {r['expected']})"
                                                          for r in rows if not r["correct"])
-        return VerifyResult(sum(checks.values()) / len(checks), ok, ev, _overlay(frames[-1], rows))
+        # all-or-nothing, as TiViBench's QA metric: a static video answers the "stays" questions right, so a
+        # share of right answers would give it partial credit
+        return VerifyResult(1.0 if ok else 0.0, ok, ev, _overlay(frames[-1], rows))
 
 
 def _overlay(frame: np.ndarray, rows: list[dict[str, Any]]) -> np.ndarray:

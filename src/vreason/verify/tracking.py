@@ -132,6 +132,8 @@ def tracking_check(frames: Sequence[np.ndarray], times: Any, gt_end: np.ndarray 
     progress = 0.0
     if idx and length > 0 and checks["start"]:
         progress = float(np.clip(proj[idx[-1]][1] / length, 0.0, 1.0)) if proj[idx[-1]][0] <= tol else 0.0
+        if progress * length <= tol:  # within the tolerance of the start: no progress (a static video is 0)
+            progress = 0.0
     process = ("tracked", "on_path", "ordered", "continuous", "holds_goal", "no_walls")
     score = progress if all(checks[k] for k in process) else 0.5 * progress
     ok = all(checks.values())
@@ -197,8 +199,11 @@ def elimination_check(frames: Sequence[np.ndarray], times: Any, gt_end: np.ndarr
                "labels": [o.label for o in params.objects]}
     failed = [k for k, v in checks.items() if not v]
     reason = "" if ok else "failed: " + ", ".join(failed)
-    return CheckResult(bool(ok), float(np.mean(list(checks.values()))), reason, details, backend,
-                       _presence_overlay(fr[-1], params, P))
+    # graded like the suite's scale: the share of the listed objects gone at the end (0 when the scene did
+    # not start complete), halved when the order or the unlisted objects break the rule
+    done = float(np.mean([not P[j, tail].any() for j in params.order])) if params.order else 1.0
+    score = 0.0 if not checks["all_present_at_start"] else done * (1.0 if checks["order"] and checks["kept"] else 0.5)
+    return CheckResult(bool(ok), score, reason, details, backend, _presence_overlay(fr[-1], params, P))
 
 
 def _presence_overlay(frame: np.ndarray, params: EliminationParams, P: np.ndarray) -> np.ndarray:
