@@ -25,7 +25,7 @@ $(TEST_STAMP): $(STAMP)
 setup: $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/vreason run synth --name demo --models oracle,static,shortcut,random,noise,reversed --force-new --no-report
+	$(BIN)/vreason run synth --name demo --models oracle,static,shortcut,random,noise,reversed --per-task 4 --force-new --no-report
 	$(BIN)/vreason report runs/demo
 	@echo "Report written to runs/demo/report/ (open runs/demo/report/index.html in a browser, or report.md)"
 

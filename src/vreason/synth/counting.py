@@ -161,5 +161,8 @@ class Counting(TaskFamily):
             reasons.append(f"{sorted(set(totals))} coins in the picture at the end, the pool had {state['total']}")
         if not extra["held"]:
             reasons.append(f"tray counts {trays} over the last {draw.END_HOLD_S} s, expected {state['k']}")
-        return tc.result(metric, extra, {"coins_total_end": totals, "tray_count_end": trays, "stars": state["k"]},
-                         reasons)
+        res = tc.result(metric, extra, {"coins_total_end": totals, "tray_count_end": trays, "stars": state["k"]},
+                        reasons)
+        if not metric.passed:  # a wrong count is a wrong end state: 0 on the suite's scale, no partial credit
+            res.score = 0.0
+        return res
