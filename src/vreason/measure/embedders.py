@@ -12,6 +12,7 @@ memory is bounded by the batch; outputs are float32 NumPy arrays.
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Sequence
 
 import numpy as np
@@ -51,8 +52,9 @@ class _HFImage(ImageEmbedder):
         self.batch_size = max(1, int(batch_size))
         self.name = loaded.name
 
+    @abstractmethod
     def _image_features(self, pixel_values):
-        raise NotImplementedError
+        """The model's image features for a batch of pixel values (a tensor)."""
 
     def embed(self, images: Sequence[np.ndarray]) -> np.ndarray:
         torch = import_torch()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from abc import abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -71,8 +72,9 @@ class _PaiC(Scorer):
         except (VideoError, FileNotFoundError, ValueError, OSError) as exc:
             return self.fail(sample, video, str(exc))
 
+    @abstractmethod
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        raise NotImplementedError
+        """The metric's scores for one video (missing models and bad videos are handled by ``score``)."""
 
     @staticmethod
     def _info(info: M.PairInfo) -> dict[str, Any]:
