@@ -400,22 +400,30 @@ def read_frames(
     return [got[i] for i in idx]
 
 
+def iter_frames(path: str | os.PathLike, *, max_side: int | None = None,
+                limit: int | None = None) -> Iterator[np.ndarray]:
+    """Every frame (or the first ``limit``) as RGB uint8, decoded and converted one at a time, so memory
+    holds one frame, not the video. Damage anywhere raises a :class:`VideoError` (after the frames before
+    it were yielded: a caller must not keep a partial result as the video's), and so do 0 frames."""
+    path = str(path)
+    container = _open(path)
+    n = 0
+    try:
+        for frame in _decoded(path, container, container.streams.video[0]):
+            n += 1
+            yield frame_rgb(frame, max_side)
+            if limit and n >= limit:
+                break
+    finally:
+        container.close()
+    if not n:
+        raise VideoNoFramesError(path, "decoded 0 frames")
+
+
 def read_all(path: str | os.PathLike, *, max_side: int | None = None, limit: int | None = None) -> list[np.ndarray]:
     """Decode every frame (or the first ``limit``), each reduced to ``max_side`` while converting.
 
     Raises on 0 frames and on a damaged or truncated file (see the module docstring), also when
     some frames decoded before the damage: a damaged video is never returned as a shorter one.
     """
-    path = str(path)
-    frames: list[np.ndarray] = []
-    container = _open(path)
-    try:
-        for frame in _decoded(path, container, container.streams.video[0]):
-            frames.append(frame_rgb(frame, max_side))
-            if limit and len(frames) >= limit:
-                break
-    finally:
-        container.close()
-    if not frames:
-        raise VideoNoFramesError(path, "decoded 0 frames")
-    return frames
+    return list(iter_frames(path, max_side=max_side, limit=limit))

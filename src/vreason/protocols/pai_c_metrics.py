@@ -44,21 +44,9 @@ SEG_IOU_THRESHOLD = 0.1
 # ------------------------------------------------------------------ frames
 def iter_rgb(path: str, limit: int | None = MAX_FRAMES) -> Iterator[np.ndarray]:
     """RGB uint8 frames of a video, decoded one at a time (damage raises ``VideoError``)."""
-    from vreason.errors import VideoNoFramesError
-    from vreason.frames.video import _decoded, _open, frame_rgb
+    from vreason.frames.video import iter_frames
 
-    container = _open(path)
-    n = 0
-    try:
-        for frame in _decoded(path, container, container.streams.video[0]):
-            yield frame_rgb(frame)
-            n += 1
-            if limit and n >= limit:
-                break
-    finally:
-        container.close()
-    if not n:
-        raise VideoNoFramesError(path, "decoded 0 frames")
+    return iter_frames(path, limit=limit)
 
 
 def fit_frame(pred: np.ndarray, height: int, width: int) -> np.ndarray:

@@ -40,19 +40,9 @@ from vreason.scoring import ScoreContext, Scorer
 
 def stream_frames(path: str, max_side: int | None = None) -> Iterator[np.ndarray]:
     """Every frame of ``path`` (RGB uint8) in order, one at a time; damage anywhere raises a VideoError."""
-    from vreason.errors import VideoNoFramesError
-    from vreason.frames.video import _decoded, _open, frame_rgb
+    from vreason.frames.video import iter_frames
 
-    container = _open(path)
-    n = 0
-    try:
-        for frame in _decoded(path, container, container.streams.video[0]):
-            n += 1
-            yield frame_rgb(frame, max_side)
-    finally:
-        container.close()
-    if not n:
-        raise VideoNoFramesError(path, "decoded 0 frames")
+    return iter_frames(path, max_side=max_side)
 
 
 @lru_cache(maxsize=8)
