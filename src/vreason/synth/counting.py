@@ -22,7 +22,7 @@ import numpy as np
 from vreason.data.tivibench_schema import Box, GroundingParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
-from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family, frame_times
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
 from vreason.synth.shapes import draw_shape
 
 STARS = {"easy": (2, 4), "medium": (4, 6), "hard": (6, 9)}
@@ -136,19 +136,13 @@ class Counting(TaskFamily):
 
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
-        from vreason.verify.colour import content, find, named_spec
+        from vreason.verify.colour import find, named_spec
         from vreason.verify.grounding import in_region
 
-        bad = tc.unusable(frames)
-        if bad:
-            return VerifyResult(0.0, False, {"reason": bad})
-        try:
-            t = frame_times(len(frames), cfg, times)
-        except ValueError as exc:
-            return VerifyResult(0.0, False, {"reason": str(exc)})
-        metric = tc.run_metric(frames, state)
-        params = tc.params_of(state)
-        end = content([frames[i] for i in draw.end_window(t)])
+        first = tc.start(frames, state, cfg, times)
+        if isinstance(first, VerifyResult):
+            return first
+        metric, params, end = first
         totals, trays = [], []
         for f in end:
             blobs = find(f, named_spec("blue"))

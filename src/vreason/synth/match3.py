@@ -23,7 +23,7 @@ import numpy as np
 from vreason.data.tivibench_schema import EliminationParams, GroundingParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
-from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family, frame_times
+from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
 
 LINES = {"easy": (3, 4), "medium": (3, 4, 5), "hard": (3, 4, 5, 6)}
 COLS = 7
@@ -132,19 +132,12 @@ class Match3(TaskFamily):
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
         from vreason.verify.checks import CheckEnv
-        from vreason.verify.colour import content
         from vreason.verify.tracking import presence
 
-        bad = tc.unusable(frames)
-        if bad:
-            return VerifyResult(0.0, False, {"reason": bad})
-        try:
-            t = frame_times(len(frames), cfg, times)
-        except ValueError as exc:
-            return VerifyResult(0.0, False, {"reason": str(exc)})
-        metric = tc.run_metric(frames, state)
-        params = tc.params_of(state)
-        end = content([frames[i] for i in draw.end_window(t)])
+        first = tc.start(frames, state, cfg, times)
+        if isinstance(first, VerifyResult):
+            return first
+        metric, params, end = first
         n_lines = len(state["lines"])
         left = [[bool(presence(f, o, CheckEnv())[0]) for o in params.objects] for f in end]
         held = all(not any(row[:n_lines]) and all(row[n_lines:]) for row in left)

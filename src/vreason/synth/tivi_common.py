@@ -96,6 +96,26 @@ def unusable(frames: Sequence[np.ndarray]) -> str | None:
     return ft.blank_reason(content(list(frames[:: max(1, len(frames) // 8)]) + [frames[-1]]), min_frames=1)
 
 
+def start(frames: Sequence[np.ndarray], state: dict[str, Any], cfg: Any,
+          times: Sequence[float] | None) -> tuple[Any, Any, list[np.ndarray]] | VerifyResult:
+    """The first steps of a final-state family's ``verify``: a failing result for an unusable video or bad
+    frame times, else ``(metric, params, end)``: the TiViBench check's result, its parameters and the frames
+    of the end window (the last 0.15 s, letterbox cut) on which the family checks that the answer holds."""
+    from vreason.synth import draw
+    from vreason.synth.base import frame_times
+    from vreason.verify.colour import content
+
+    bad = unusable(frames)
+    if bad:
+        return VerifyResult(0.0, False, {"reason": bad})
+    try:
+        t = frame_times(len(frames), cfg, times)
+    except ValueError as exc:
+        return VerifyResult(0.0, False, {"reason": str(exc)})
+    end = content([frames[i] for i in draw.end_window(t)])
+    return run_metric(frames, state), params_of(state), end
+
+
 def moving(n: int, start: float, end: float, k: int, count: int) -> np.ndarray:
     """Per-frame progress (0..1) of the ``k``-th of ``count`` sequential moves spread over the fraction
     [start, end] of ``n`` frames (each move eased; moves follow one another without overlap)."""
