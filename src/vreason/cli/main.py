@@ -17,10 +17,11 @@ from vreason.errors import ConfigError, VReasonError
 
 app = typer.Typer(
     name="vreason",
-    help="Evaluate reasoning in video generation models. Protocols that run: a built-in verifiable suite "
-    "(synth, offline), RISE-Video (rise), RULER-Bench (ruler) and MME-CoF-Pro (mmecof); TiViBench and "
-    "PAI-Bench are only video import layouts for now. Start with `vreason list`, then "
-    "`vreason run synth` (offline) or `vreason run <benchmark> --data … --videos … --judge …`.",
+    help="Evaluate reasoning in video generation models. Protocols: a built-in verifiable suite (synth, offline), "
+    "RISE-Video (rise), RULER-Bench (ruler), MME-CoF-Pro (mmecof), TiViBench (tivibench) and PAI-Bench (pai-g, "
+    "pai-c, pai-u). Models are built in, imported, or generated from a spec (diffusers:DIR, sora:…, veo:…, cmd:…); "
+    "`vreason tpo` runs VideoTPO. Start with `vreason list`, then `vreason run synth` (offline) or "
+    "`vreason run <benchmark> --data … --models … --judge …`.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode="rich",
