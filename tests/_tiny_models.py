@@ -190,6 +190,30 @@ def tiny_sam(folder: str | os.PathLike) -> str:
     return str(folder)
 
 
+def tiny_sam2_video(folder: str | os.PathLike) -> str:
+    """A random-init ``Sam2VideoModel`` (image size 64; hidden sizes 128 because the memory cross-attention
+    expects 64-channel memories and object pointers need hidden > 64), saved without a processor."""
+    T = _quiet()
+    _seed()
+    size = 64
+    bb = T.Sam2HieraDetConfig(hidden_size=12, image_size=size, blocks_per_stage=[1, 1, 2, 1],
+                              embed_dim_per_stage=[12, 24, 48, 96], num_attention_heads_per_stage=[1, 1, 1, 1],
+                              window_size_per_stage=[8, 4, 4, 2], global_attention_blocks=[3])
+    vc = T.Sam2VisionConfig(backbone_config=bb, backbone_channel_list=[96, 48, 24, 12], fpn_hidden_size=128,
+                            backbone_feature_sizes=[[size // 4] * 2, [size // 8] * 2, [size // 16] * 2])
+    cfg = T.Sam2VideoConfig(
+        vision_config=vc, image_size=size,
+        prompt_encoder_config=dict(hidden_size=128, image_size=size, patch_size=16, mask_input_channels=8),
+        mask_decoder_config=dict(hidden_size=128, mlp_dim=64, num_hidden_layers=2, num_attention_heads=4,
+                                 iou_head_hidden_dim=32),
+        memory_attention_hidden_size=128, memory_encoder_hidden_size=128, mask_downsampler_embed_dim=128,
+        memory_fuser_embed_dim=128, memory_attention_num_layers=1, memory_attention_feed_forward_hidden_size=32,
+        memory_encoder_output_channels=64, memory_attention_rope_feat_sizes=[size // 16] * 2,
+        memory_fuser_intermediate_dim=64)
+    T.Sam2VideoModel(cfg).save_pretrained(folder)
+    return str(folder)
+
+
 BUILDERS = {
     "dinov2": tiny_dinov2,
     "dino_vit": tiny_dino_vit,
@@ -199,6 +223,7 @@ BUILDERS = {
     "grounding_dino": tiny_grounding_dino,
     "owlv2": tiny_owlv2,
     "sam": tiny_sam,
+    "sam2_video": tiny_sam2_video,
 }
 
 _CACHE: dict[str, str] = {}

@@ -5,7 +5,8 @@ vreason never downloads weights. A spec string names the backend:
 
 * ``transformers:/path/to/folder`` — the model type is read from the folder's ``config.json``
   (DINO/DINOv2, CLIP, SigLIP → :class:`ImageEmbedder`; Grounding DINO, OWLv2 → :class:`Detector`;
-  Depth Anything → :class:`DepthEstimator`; SAM / SAM2 → :class:`Segmenter`);
+  Depth Anything → :class:`DepthEstimator`; SAM → :class:`Segmenter`; SAM2 video → :class:`Segmenter` and
+  :class:`VideoSegmenter`);
 * ``classical:<name>`` — a documented classical substitute (e.g. ``classical:hog-hsv`` descriptor,
   ``classical:colour`` detector) that needs no weights. Its name is carried into every score's evidence
   so no number claims to be DINO when it is not.
@@ -102,3 +103,12 @@ class Segmenter(Backend):
     def masks_from_boxes(self, image: np.ndarray,
                          boxes: Sequence[tuple[float, float, float, float]]) -> list[np.ndarray]:
         """One boolean H×W mask per box prompt."""
+
+
+class VideoSegmenter(Backend):
+    """Mask propagation through a video (SAM2 video): prompts on frame 0, masks on every frame."""
+
+    @abstractmethod
+    def propagate(self, frames: Iterable[np.ndarray],
+                  boxes_on_frame0: Sequence[tuple[float, float, float, float]]) -> list[list[np.ndarray]]:
+        """Per frame (frame 0 first), one boolean H×W mask per box prompt given in frame 0's pixels."""

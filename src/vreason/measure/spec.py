@@ -16,7 +16,7 @@ embedder       dinov2, dinov2_with_registers, vit (DINO v1), clip,   ``--feature
 text_image     clip, siglip                                          ``--opt clip=…``
 detector       grounding-dino, mm-grounding-dino, owlv2, owlvit      ``--detector``
 depth          depth_anything (V1 and V2), dpt                       ``--opt depth=…``
-segmenter      sam                                                   ``--opt segmenter=…``
+segmenter      sam, sam2_video (also a :class:`VideoSegmenter`)      ``--opt segmenter=…``
 =============  ===================================================  ==============================
 
 A ``None`` / empty spec uses ``default`` when the caller gives one (e.g. TiViBench's region similarity
@@ -59,8 +59,8 @@ ROLES: dict[str, tuple[str, str, dict[str, tuple[str, bool, str]]]] = {
     "depth": ("a monocular depth model (Depth Anything V2)", "--opt depth=",
               {"depth_anything": ("AutoModelForDepthEstimation", False, "depth"),
                "dpt": ("AutoModelForDepthEstimation", False, "depth")}),
-    "segmenter": ("a box-prompted segmenter (SAM)", "--opt segmenter=",
-                  {"sam": ("SamModel", False, "sam")}),
+    "segmenter": ("a box-prompted segmenter (SAM, or SAM2 video for propagation)", "--opt segmenter=",
+                  {"sam": ("SamModel", False, "sam"), "sam2_video": ("Sam2VideoModel", False, "sam2_video")}),
 }
 
 _CLASSICAL: dict[str, dict[str, Callable[..., Backend]]] = {role: {} for role in ROLES}
@@ -128,7 +128,10 @@ def _load(role: str, spec: str | None, *, device: str, dtype: str, option: str |
     key = (str(Path(rest).expanduser().resolve()), auto_class, tokenizer, resolve_device(device), dtype or "float32")
     with _LOCK:
         if key not in _LOADED:
-            _LOADED[key] = load_folder(rest, model_type, auto_class, device=device, dtype=dtype, tokenizer=tokenizer)
+            loader = load_folder
+            if kind == "sam2_video":  # no processor class: its video processor needs torchvision
+                from vreason.measure.sam2_video import load_sam2_video as loader
+            _LOADED[key] = loader(rest, model_type, auto_class, device=device, dtype=dtype, tokenizer=tokenizer)
         return kind, _LOADED[key]
 
 
@@ -153,6 +156,10 @@ def _build(role: str, spec: str | None, device: str, dtype: str, batch_size: int
         from vreason.measure.depth import TransformersDepth
 
         return TransformersDepth(got, batch_size=batch_size)
+    if kind == "sam2_video":
+        from vreason.measure.sam2_video import Sam2VideoSegmenter
+
+        return Sam2VideoSegmenter(got, batch_size=batch_size)
     from vreason.measure.segment import SamSegmenter
 
     return SamSegmenter(got, batch_size=batch_size)
@@ -185,5 +192,6 @@ def make_depth(spec: str | None, *, device: str = "cpu", dtype: str = "float32",
 
 def make_segmenter(spec: str | None, *, device: str = "cpu", dtype: str = "float32", batch_size: int = 16,
                    option: str | None = None, default: str | None = None) -> Segmenter:
-    """A box-prompted :class:`Segmenter` (SAM)."""
+    """A box-prompted :class:`Segmenter` (SAM); a SAM2 video folder gives one that is also a
+    :class:`~vreason.measure.base.VideoSegmenter` (frame-0 boxes propagated through a video)."""
     return _build("segmenter", spec, device, dtype, batch_size, option, default)  # type: ignore[return-value]

@@ -49,15 +49,19 @@ class PaiCOptions(ProtocolOptions):
                                           "(10, the newer released code); null = the older uncapped code.")
     detector: str | None = Field(None, description="Open-vocabulary detector for segmentation (`--detector`): "
                                  "transformers:/grounding-dino-folder (released: grounding-dino-tiny).")
-    segmenter: str | None = Field(None, description="Box-prompted segmenter: transformers:/sam-folder (released: "
-                                  "SAM2 hiera-large with video propagation).")
+    segmenter: str | None = Field(None, description="Box-prompted segmenter: transformers:/sam2-video-folder "
+                                  "(released: SAM2 hiera-large; frame-0 masks propagated through the video) or "
+                                  "transformers:/sam-folder (SAM v1: frame 0 only).")
     box_threshold: float = Field(0.3, ge=0, le=1, description="Grounding DINO box threshold (released 0.3).")
     text_threshold: float = Field(0.25, ge=0, le=1, description="Grounding DINO text threshold (released 0.25).")
     seg_labels: Literal["gt_phrases", "caption"] = Field(
         "gt_phrases", description="Text queries of the detector: the phrases of the ground-truth instances (the "
         "phrases Grounded-SAM-2 found in the caption) or the caption split on . , ;")
-    seg_stride: int = Field(0, ge=0, description="0: masks on frame 0 compared with the ground truth's frame 0; N: "
-                            "re-detect every Nth frame (vreason has no SAM2 video propagation; see docs).")
+    seg_propagate: bool = Field(True, description="With a SAM2 video segmenter, propagate the frame-0 masks over "
+                                "the compared frames (released); false: compare frame 0 only.")
+    seg_stride: int = Field(0, ge=0, description="0: propagation with a SAM2 video segmenter, else masks on frame 0 "
+                            "compared with the ground truth's frame 0; N: re-detect every Nth frame, no "
+                            "propagation.")
     seg_gt: Literal["pkl", "recompute"] = Field("pkl", description="Ground-truth masks: sam2_pkls (released) or "
                                                 "recomputed with the same detector and segmenter.")
     seg_drop_empty: bool = Field(False, description="Drop empty phrase masks before matching (the fork's fix).")
@@ -83,9 +87,11 @@ class PaiCOptions(ProtocolOptions):
 
 
 RELEASED = ("canny_preset", "canny_gray", "canny_degenerate", "depth_gt", "depth_error_cap", "seg_labels",
-            "seg_stride", "seg_gt", "seg_drop_empty", "seg_empty", "max_frames", "lpips_net", "n_variants")
-"""Options named in the report when they depart from the released code (seg_labels / seg_stride defaults
-are vreason's closest equivalent; see docs/pai_c.md)."""
+            "seg_propagate", "seg_stride", "seg_gt", "seg_drop_empty", "seg_empty", "max_frames", "lpips_net",
+            "n_variants")
+"""Options named in the report when they depart from the released code (seg_labels is vreason's closest
+equivalent; segmentation matches the released flow only with a SAM2 video segmenter — the evidence's
+``seg_mode`` says which mode scored; see docs/pai_c.md)."""
 
 
 @benchmarks.register("pai-c")

@@ -7,6 +7,7 @@ scorer                 metrics                                       needs
                        canny_precision, canny_recall
 ``pai_c_depth``        depth_si_rmse                                 ``--opt depth=transformers:/folder``
 ``pai_c_seg``          seg_m_iou, seg_recall                         ``--detector`` + ``--opt segmenter=``
+                                                                     (SAM2 video folder: propagation)
 ``pai_c_dover``        dover_tech_score                              ``--opt quality=torchscript:/model.pt``
 ``pai_c_diversity``    diversity_lpips (this variant's pairs)        ``--opt lpips_backbone=… lpips_heads=…``
 =====================  ============================================  =========================================
@@ -175,17 +176,35 @@ def caption_phrases(caption: str) -> list[str]:
 
 
 class PaiCSegScorer(_PaiC):
-    """Segmentation mIoU / recall: Grounding DINO (caption phrases) + SAM masks vs the GT instances."""
+    """Segmentation mIoU / recall: Grounding DINO (caption phrases) + SAM masks vs the GT instances.
+
+    Two modes, named in every score's evidence (``seg_mode``):
+
+    * ``propagate`` (the released flow, used when ``segmenter`` is a SAM2 video folder and ``seg_stride`` is 0):
+      Grounding DINO boxes on frame 0 → SAM2 frame-0 masks → 10 points per mask seed SAM2 video propagation
+      over all compared frames. Per phrase, the instance masks are united on every frame, giving one T×H×W
+      volume per phrase (T = frames compared, ``max_frames`` at most); the GT phrase volumes are the
+      ``sam2_pkls`` masks on the same T frames (or the same pipeline run on the GT video with
+      ``seg_gt=recompute``). IoU is **pooled over frames**: intersection pixels summed over all T frames
+      divided by union pixels summed over all T frames, per (GT phrase, predicted phrase) pair; Hungarian
+      matching on 1 − IoU; ``seg_m_iou`` = mean of the matched IoUs > 0.1, ``seg_recall`` = their share.
+    * ``frame0`` / ``stride`` (a SAM v1 folder, ``seg_propagate=false``, or ``seg_stride`` = N): masks from
+      fresh detections on frame 0 (and every Nth frame), compared with the GT on those frames, IoU pooled over
+      those frames.
+    """
 
     name: ClassVar[str] = "pai_c_seg"
-    version: ClassVar[str] = "1"
+    version: ClassVar[str] = "2"
     metrics: ClassVar[tuple[str, ...]] = ("seg_m_iou", "seg_recall")
+
+    def _detect(self, det, frame: np.ndarray, labels: list[str]) -> list:
+        return det.detect(frame, labels, box_threshold=float(self.o.get("box_threshold", 0.3)),
+                          text_threshold=float(self.o.get("text_threshold", 0.25)))
 
     def _frame_masks(self, det, seg, frame: np.ndarray, labels: list[str]) -> list:
         from vreason.data.pai_c_masks import PhraseMask
 
-        found = det.detect(frame, labels, box_threshold=float(self.o.get("box_threshold", 0.3)),
-                           text_threshold=float(self.o.get("text_threshold", 0.25)))
+        found = self._detect(det, frame, labels)
         if not found:
             return []
         masks = seg.masks_from_boxes(frame, [d.box for d in found])
@@ -199,46 +218,85 @@ class PaiCSegScorer(_PaiC):
         shape = frames[0].shape[:2]
         return {n: np.stack([pf.get(n, np.zeros((1, *shape), bool))[0] for pf in per_frame]) for n in names}
 
+    def _propagated(self, det, seg, frames, labels: list[str]) -> dict[str, np.ndarray]:
+        """Phrase → T×H×W volume: frame-0 detections propagated by the video segmenter, instances united per
+        phrase on every frame."""
+        from collections import deque
+        from itertools import chain
+
+        from vreason.data.pai_c_masks import PhraseMask, phrase_masks
+
+        it = iter(frames)
+        first = next(it, None)
+        if first is None:
+            return {}
+        found = self._detect(det, first, labels)
+        if not found:
+            deque(it, maxlen=0)  # still read the frames, so the evidence counts the frames compared
+            return {}
+        vols: dict[str, list[np.ndarray]] = {d.label: [] for d in found}
+        stream = getattr(seg, "propagate_stream", seg.propagate)
+        for masks in stream(chain([first], it), [d.box for d in found]):
+            pm = phrase_masks([PhraseMask(d.label, np.asarray(m, bool)[None]) for d, m in zip(found, masks,
+                                                                                                strict=True)])
+            for k, v in pm.items():
+                vols[k].append(v[0])
+        return {k: np.stack(v) for k, v in vols.items()}
+
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
         from vreason.data.pai_c_masks import phrase_masks, read_instances
+        from vreason.measure.base import VideoSegmenter
         from vreason.measure.spec import make_detector, make_segmenter
 
         kw = {"device": self.o.get("device", "cpu"), "dtype": self.o.get("dtype", "float32")}
         det = make_detector(self.o.get("detector"), **kw)
         seg = make_segmenter(self.o.get("segmenter"), **kw)
         stride = int(self.o.get("seg_stride", 0))
+        propagate = isinstance(seg, VideoSegmenter) and bool(self.o.get("seg_propagate", True)) and not stride
+        mode = "propagate" if propagate else ("stride" if stride else "frame0")
+        recompute = self.o.get("seg_gt", "pkl") == "recompute"
         info = M.PairInfo()
         gts, preds = [], []
-        for t, (g, p) in enumerate(self._pairs(sample, video, info)):
-            if t == 0 or (stride and t % stride == 0):
-                gts.append(g)
-                preds.append(p)
-        idx = [0] + ([t for t in range(1, info.compared) if stride and t % stride == 0])
-        recompute = self.o.get("seg_gt", "pkl") == "recompute"
+        if not propagate:
+            for t, (g, p) in enumerate(self._pairs(sample, video, info)):
+                if t == 0 or (stride and t % stride == 0):
+                    gts.append(g)
+                    preds.append(p)
         if recompute:
             labels = caption_phrases(sample.prompt)
-            gt_masks = self._segment(det, seg, gts, labels)
+            gt_masks = (self._propagated(det, seg, (g for g, _ in self._pairs(sample, video, info)), labels)
+                        if propagate else self._segment(det, seg, gts, labels))
         else:
             pkl = sample.resolve(sample.metadata.get("sam2_pkl"))
             if not pkl or not os.path.isfile(pkl):
                 raise FileNotFoundError(f"{sample.metadata.get('sam2_pkl')} is missing (or pass --opt "
                                         "seg_gt=recompute to segment the ground truth with the same models)")
             inst = read_instances(pkl)
+            labels = (list(dict.fromkeys(i.phrase for i in inst))
+                      if self.o.get("seg_labels", "gt_phrases") == "gt_phrases" else caption_phrases(sample.prompt))
+        if propagate:
+            info = M.PairInfo()  # the GT pass (recompute) counted into the previous one
+            pred_side = (p for _, p in self._pairs(sample, video, info))
+            pred_masks = self._propagated(det, seg, pred_side, labels) if labels else {}
+        idx = list(range(info.compared)) if propagate else (
+            [0] + [t for t in range(1, info.compared) if stride and t % stride == 0])
+        if not recompute:
             for i in inst:
                 i.mask = i.mask[[t for t in idx if t < len(i.mask)]]
             gt_masks = phrase_masks(inst)
-            labels = (list(gt_masks) if self.o.get("seg_labels", "gt_phrases") == "gt_phrases"
-                      else caption_phrases(sample.prompt))
-        pred_masks = self._segment(det, seg, preds, labels) if labels else {}
+        if not propagate:
+            pred_masks = self._segment(det, seg, preds, labels) if labels else {}
         if self.o.get("seg_drop_empty", False):
             gt_masks = {k: v for k, v in gt_masks.items() if v.any()}
             pred_masks = {k: v for k, v in pred_masks.items() if v.any()}
         m_iou, recall, matched = M.hungarian_miou(list(gt_masks.values()), list(pred_masks.values()))
+        frames = {"propagate": f"frames 0..{max(info.compared - 1, 0)}: frame-0 detections propagated by SAM2 "
+                               "video, IoU pooled over the frames",
+                  "frame0": "frame 0", "stride": f"every {stride}th frame (re-detected, no propagation)"}[mode]
         ev = Evidence(frame_indices=idx, details={
-            **self._info(info), "detector": det.name, "segmenter": seg.name, "labels": labels,
+            **self._info(info), "detector": det.name, "segmenter": seg.name, "seg_mode": mode, "labels": labels,
             "gt_phrases": list(gt_masks), "pred_phrases": list(pred_masks), "matched_ious": matched.round(4).tolist(),
-            "gt_masks": "recomputed with the same models" if recompute else "sam2_pkls",
-            "frames": "frame 0" if not stride else f"every {stride}th frame (re-detected, no propagation)"})
+            "gt_masks": "recomputed with the same models" if recompute else "sam2_pkls", "frames": frames})
         if (not gt_masks or not pred_masks) and self.o.get("seg_empty", "zero") == "unscored":
             side = "ground truth" if not gt_masks else "prediction"
             return self.fail(sample, video, f"no {side} mask to match", status=ScoreStatus.unscored, evidence=ev)
