@@ -116,3 +116,55 @@ def json_items_with_lines(text: str, records: list[Any]) -> list[int]:
         lines.append(line)
         _, pos = dec.raw_decode(text, pos)
     return lines
+
+
+def json_or_jsonl_records(path: str, unwrap: Any = None) -> list[tuple[str, Any, dict[str, str] | None]]:
+    """``(where, record, error)`` for every record of a JSONL file (a bad line is an error row) or of a JSON
+    file holding a list. ``unwrap(items)`` may turn another top-level shape into that list first (e.g. a
+    ``{id: record}`` mapping, or ``{"test": [...]}``). Raises ``ValueError`` naming the file for invalid JSON
+    or a top level that is not a list."""
+    import json
+
+    with open(path, "rb") as fh:
+        data = fh.read()
+    if path.endswith(".jsonl"):
+        return [(where, rec, err) for where, rec, _, err in jsonl_records(path, data)]
+    try:
+        items = json.loads(decode_utf8(data))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
+    if unwrap is not None:
+        items = unwrap(items)
+    if not isinstance(items, list):
+        raise ValueError(f"{path}: expected a JSON list of records, got {type(items).__name__}")
+    return [(f"{path}[{i}]", rec, None) for i, rec in enumerate(items)]
+
+
+def read_field_map(spec: Any, model: Any, default: Any, what: str) -> Any:
+    """A field map (pydantic ``model``) from ``None`` (``default``), an instance, a mapping or a YAML file;
+    the entries given replace the defaults. Errors are ``ConfigError`` naming ``what``."""
+    from pydantic import ValidationError
+
+    from vreason.errors import ConfigError
+
+    if spec is None:
+        return default
+    if isinstance(spec, model):
+        return spec
+    if isinstance(spec, str):
+        import yaml
+
+        try:
+            with open(spec, encoding="utf-8") as fh:
+                spec = yaml.safe_load(fh) or {}
+        except OSError as exc:
+            raise ConfigError(f"{what} {spec}: {exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{what}: not valid YAML: {exc}") from None
+    if not isinstance(spec, dict):
+        raise ConfigError(f"{what} must be a mapping of field → name(s)")
+    try:
+        return model(**{**default.model_dump(), **spec})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"{what}: {err['msg']} ({'.'.join(str(p) for p in err['loc'])})") from None

@@ -38,6 +38,7 @@ from vreason.data.loaderrors import (
     json_items_with_lines,
     jsonl_records,
     load_error,
+    read_field_map,
 )
 from vreason.errors import ConfigError
 from vreason.records import Mode, RubricItem, Sample, safe_id_from
@@ -101,25 +102,7 @@ DEFAULT_FIELD_MAP = FieldMap()
 
 def load_field_map(spec: str | dict[str, Any] | FieldMap | None) -> FieldMap:
     """A FieldMap from ``None`` (default), a dict, or a YAML file; entries given replace defaults."""
-    if spec is None:
-        return DEFAULT_FIELD_MAP
-    if isinstance(spec, FieldMap):
-        return spec
-    if isinstance(spec, str):
-        import yaml
-
-        try:
-            with open(spec, encoding="utf-8") as fh:
-                spec = yaml.safe_load(fh) or {}
-        except OSError as exc:
-            raise ConfigError(f"field map {spec}: {exc}") from exc
-        if not isinstance(spec, dict):
-            raise ConfigError("field map YAML must be a mapping of field → name(s)")
-    try:
-        return FieldMap(**{**DEFAULT_FIELD_MAP.model_dump(), **spec})
-    except Exception as exc:  # pydantic ValidationError
-        raise ConfigError(f"bad field map: {exc}") from exc
-
+    return read_field_map(spec, FieldMap, DEFAULT_FIELD_MAP, "bad field map")
 
 def _present(v: Any) -> bool:
     if v is None or (isinstance(v, float) and v != v):

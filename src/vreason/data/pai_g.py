@@ -24,7 +24,7 @@ import json
 import os
 from typing import Any
 
-from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, jsonl_records, load_error
+from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, json_or_jsonl_records, load_error
 from vreason.protocols.base import LoadResult
 from vreason.records import Mode, RubricItem, Sample, check_safe_id
 
@@ -71,19 +71,12 @@ def find_prompt_file(data: str, name: str | None = None) -> str:
 
 
 def _records(path: str) -> list[tuple[str, Any, dict[str, str] | None]]:
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if path.endswith(".jsonl"):
-        return [(where, rec, err) for where, rec, _, err in jsonl_records(path, data)]
-    try:
-        items = json.loads(decode_utf8(data))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    if isinstance(items, dict):  # {video_id: record} is accepted too
-        items = [{"video_id": k, **v} if isinstance(v, dict) else v for k, v in items.items()]
-    if not isinstance(items, list):
-        raise ValueError(f"{path}: expected a JSON list of records, got {type(items).__name__}")
-    return [(f"{path}[{i}]", rec, None) for i, rec in enumerate(items)]
+    def unwrap(items: Any) -> Any:  # {video_id: record} is accepted too
+        if isinstance(items, dict):
+            return [{"video_id": k, **v} if isinstance(v, dict) else v for k, v in items.items()]
+        return items
+
+    return json_or_jsonl_records(path, unwrap)
 
 
 def _prompt(rec: dict[str, Any]) -> str:

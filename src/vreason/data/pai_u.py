@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any
 
-from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, jsonl_records, load_error
+from vreason.data.loaderrors import WHOLE_RECORD, json_or_jsonl_records, load_error
 from vreason.protocols.base import LoadResult
 from vreason.records import Mode, RubricItem, Sample, check_safe_id, safe_id_from
 
@@ -53,19 +53,8 @@ def _records(path: str) -> list[tuple[str, Any, dict[str, str] | None]]:
         df = pd.read_parquet(path)
         return [(f"{path}[{i}]", {k: (v.tolist() if hasattr(v, "tolist") else v) for k, v in rec.items()}, None)
                 for i, rec in enumerate(df.to_dict("records"))]
-    with open(path, "rb") as fh:
-        data = fh.read()
-    if path.endswith(".jsonl"):
-        return [(where, rec, err) for where, rec, _, err in jsonl_records(path, data)]
-    try:
-        items = json.loads(decode_utf8(data))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
-    if isinstance(items, dict) and isinstance(items.get("test"), list):
-        items = items["test"]
-    if not isinstance(items, list):
-        raise ValueError(f"{path}: expected a JSON list of items, got {type(items).__name__}")
-    return [(f"{path}[{i}]", rec, None) for i, rec in enumerate(items)]
+    return json_or_jsonl_records(path, lambda items: items["test"] if isinstance(items, dict)
+                                 and isinstance(items.get("test"), list) else items)
 
 
 def _options(v: Any) -> dict[str, str]:

@@ -31,9 +31,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
-from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, jsonl_records, load_error
+from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, jsonl_records, load_error, read_field_map
 from vreason.data.tivibench_schema import DIMENSIONS, TASK_TYPES, MetricParams, TiviAnnotation
-from vreason.errors import ConfigError
 from vreason.records import Mode, Sample
 
 BENCHMARK = "tivibench"
@@ -60,24 +59,7 @@ class TiviFieldMap(BaseModel):
 
 def load_field_map(spec: str | dict[str, Any] | TiviFieldMap | None) -> TiviFieldMap:
     """A field map from ``None`` (the default), a mapping or a YAML file; entries given replace defaults."""
-    if spec is None:
-        return TiviFieldMap()
-    if isinstance(spec, TiviFieldMap):
-        return spec
-    if isinstance(spec, str):
-        import yaml
-
-        try:
-            with open(spec, encoding="utf-8") as fh:
-                spec = yaml.safe_load(fh) or {}
-        except OSError as exc:
-            raise ConfigError(f"tivibench field map {spec}: {exc}") from exc
-    if not isinstance(spec, dict):
-        raise ConfigError("tivibench field map must be a mapping of field → name(s) (key, prompt)")
-    try:
-        return TiviFieldMap(**{**TiviFieldMap().model_dump(), **spec})
-    except ValidationError as exc:
-        raise ConfigError(f"tivibench field map: {exc.errors()[0]['msg']} ({exc.errors()[0]['loc']})") from None
+    return read_field_map(spec, TiviFieldMap, TiviFieldMap(), "tivibench field map")
 
 
 def normalise_key(raw: Any, dim: str) -> str | None:
