@@ -135,7 +135,7 @@ def test_synth_tables_hand_computed(tmp_path):
     assert diff.loc[("A", "easy"), "pass_rate"] == pytest.approx(100 * 4 / 5)
 
     head = res.tables["headline"]
-    assert list(head.columns) == ["model", "family", "pass %", "CI low", "CI high", "n"]
+    assert list(head.columns) == ["model", "family", "pass %", "CI low", "CI high", "n", "unscored", "error"]
     assert list(head[head["model"] == "A"]["family"]) == ["overall", "maze", "sort"]
     a = head.set_index(["model", "family"])
     assert a.loc[("A", "maze"), "pass %"] == pytest.approx(33.3) and a.loc[("A", "overall"), "pass %"] == 50.0
@@ -143,6 +143,9 @@ def test_synth_tables_hand_computed(tmp_path):
     assert "pass rate" in res.summary["table_notes"]["headline"]
     board = res.tables["leaderboard"]
     assert list(board["model"]) == ["A", "B"]
+    for col in ("pass rate", "pass rate low", "pass rate high", "score", "score low", "score high", "pass@1"):
+        assert pd.api.types.is_float_dtype(board[col]), col  # numbers, not "50.0 [..]" text
+    assert board.set_index("model").loc["A", "pass rate"] == pytest.approx(50.0)
 
     summ = res.summary
     json.dumps(summ, allow_nan=False)
@@ -231,3 +234,40 @@ def test_print_tables_shows_headline(tmp_path):
     assert "headline" in text and "leaderboard" in text
     assert "metric: pass rate" in text and "CI low" in text
     assert "by_family_difficulty" not in text
+
+
+def test_n_counts_scored_samples_only(tmp_path):
+    """A sample none of whose videos was scored is not in n; it is counted apart (unscored / error)."""
+    df = _synth_frame()
+    extra = [_row("A", "m9", seed, None, None, family="maze", difficulty="easy", status="error",
+                  reason="video missing: A/m9") for seed in range(3)]
+    res = synth_tables(pd.concat([df, pd.DataFrame(extra)], ignore_index=True), tmp_path, n_boot=100, charts=False)
+    overall = res.tables["overall"].set_index("model")
+    assert overall.loc["A", "n_samples"] == 3 and overall.loc["A", "n_samples_unscored"] == 1
+    assert overall.loc["A", "n_error"] == 4 and overall.loc["B", "n_samples"] == 3
+    head = res.tables["headline"].set_index(["model", "family"])
+    assert head.loc[("A", "overall"), "n"] == 3 and head.loc[("A", "overall"), "error"] == 4
+    assert head.loc[("A", "maze"), "n"] == 2
+    assert res.summary["models"]["A"]["n_samples_unscored"] == 1
+
+
+def test_pass5_from_one_seed_says_it_is_not_pass5(tmp_path):
+    df = _synth_frame()
+    one = df[df["seed"] == 0].assign(category="maze", task="maze")
+    res = synth_tables(one, tmp_path, n_boot=50, charts=False)
+    p5 = res.tables["tivibench_pass5"]
+    assert set(p5["measured as"]) == {"not Pass@5: 1 scored video per sample at most, so this is Pass@1 (= Pass@1)"}
+    assert "NOT a measured Pass@5" in res.summary["table_notes"]["tivibench_pass5"]
+    assert "identical to Pass@1" in res.summary["table_notes"]["tivibench_pass5"]
+    write_report(res, tmp_path / "r", title="T", meta={})
+    md = (tmp_path / "r" / "report.md").read_text()
+    part = md[md.index("### tivibench_pass5"):]
+    assert "NOT a measured Pass@5" in part.split("###")[1] and "not Pass@5" in part.split("###")[1]
+
+
+def test_pass5_measured_when_every_sample_has_five_videos():
+    from vreason.protocols.tivibench_tables import measured_as
+
+    assert measured_as(pd.Series([5, 6, 5]), 5) == "Pass@5"
+    assert measured_as(pd.Series([5, 2, 0]), 5).startswith("Pass@5; 1 of 2 samples")
+    assert measured_as(pd.Series([3, 2]), 5).startswith("not Pass@5: 3 scored videos")

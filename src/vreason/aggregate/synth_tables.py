@@ -11,10 +11,12 @@ Tables (``AggregateResult.tables``):
 * ``headline`` — per model × family (``overall`` first): pass rate (%), its CI low / high in their own
   columns and n samples; narrow enough for a 100-column terminal; the metric is named in
   ``summary["table_notes"]["headline"]``.
-* ``leaderboard`` — per model: pass rate and score as ``"mean [lo, hi]"``, Pass@k, counts.
+* ``leaderboard`` — per model: pass rate and score with their interval (numeric ``low`` / ``high`` columns,
+  rendered ``"mean [lo, hi]"``), Pass@k, counts.
 * ``overall`` / ``by_family`` / ``by_difficulty`` / ``by_family_difficulty`` — numeric: score mean and
-  CI, pass rate and CI, Pass@1…Pass@K (unbiased estimator, K = most seeds of any sample), sample
-  count and counts of ok / unscored / error rows.
+  CI, pass rate and CI, Pass@1…Pass@K (unbiased estimator, K = most seeds of any sample), ``n_samples``
+  (samples with a scored video), ``n_samples_unscored`` (samples none of whose videos was scored) and
+  counts of ok / unscored / error rows.
 * ``pass_at_k`` — long form: Pass@k with a CI over samples and the number of samples left out for
   having fewer than k scored seeds (``n_short``).
 * ``failures`` — non-ok rows by status, scorer and reason.
@@ -35,8 +37,8 @@ from vreason.aggregate.charts import grouped_bar_chart
 from vreason.aggregate.stats import bootstrap_ci, pass_at_k
 from vreason.aggregate.tables import (
     as_float,
+    declare_format,
     failures_table,
-    format_ci,
     group_positions,
     status_of,
     summarize,
@@ -108,8 +110,11 @@ def _level_table(
     opts = dict(scale=100.0, n_boot=n_boot, seed=seed, clusters="sample_id", level=level)
     score = summarize(df, keys, "normalized", **opts)
     passed = summarize(df, keys, "passed", **opts)
-    counts = df.groupby(keys, sort=True, dropna=False).agg(
-        n_samples=("sample_id", "nunique"), n_ok=("status", lambda st: int((st == "ok").sum())))
+    counts = df.groupby(keys, sort=True, dropna=False).agg(n_ok=("status", lambda st: int((st == "ok").sum())))
+    scored = per_sample.assign(_s=(per_sample["n"] > 0).astype(int), _u=(per_sample["n"] == 0).astype(int))
+    scored = scored.groupby(keys, sort=True, dropna=False)[["_s", "_u"]].sum().rename(
+        columns={"_s": "n_samples", "_u": "n_samples_unscored"})
+    counts = scored.join(counts, how="outer").fillna(0).astype(int)
     table = score[keys].merge(counts.reset_index(), on=keys, how="left")
     table["score"], table["score_ci_low"], table["score_ci_high"] = (
         score["mean"], score["ci_low"], score["ci_high"])
@@ -120,10 +125,12 @@ def _level_table(
     wide = long.pivot_table(index=keys, columns="k", values="pass_at_k", aggfunc="first", dropna=False)
     wide.columns = [f"pass@{k}" for k in wide.columns]
     table = table.merge(wide.reset_index(), on=keys, how="left")
+    un_col = table.pop("n_samples_unscored")
     ok_col = table.pop("n_ok")
     table["n_ok"] = ok_col.astype(int)
     table["n_unscored"] = score["n_unscored"].to_numpy()
     table["n_error"] = score["n_error"].to_numpy()
+    table["n_samples_unscored"] = un_col.astype(int)
     return _order(table), _order(long)
 
 
@@ -137,7 +144,7 @@ def _order(table: pd.DataFrame) -> pd.DataFrame:
         .reset_index(drop=True)
 
 
-HEADLINE_NOTE = "metric: pass rate (%), every verifier check passed; 95% bootstrap CI over samples; n = samples"
+HEADLINE_NOTE = "metric: pass rate (%), all checks passed; 95% CI; n = scored samples; unscored/error: videos"
 
 
 def _headline(both: pd.DataFrame) -> pd.DataFrame:
@@ -147,23 +154,36 @@ def _headline(both: pd.DataFrame) -> pd.DataFrame:
     frame = frame.sort_values(["model", "_o", "family"], kind="stable")
     out = pd.DataFrame({"model": frame["model"], "family": frame["family"],
                         "pass %": frame["pass_rate"].round(1), "CI low": frame["pass_ci_low"].round(1),
-                        "CI high": frame["pass_ci_high"].round(1), "n": frame["n_samples"].astype(int)})
+                        "CI high": frame["pass_ci_high"].round(1), "n": frame["n_samples"].astype(int),
+                        "unscored": frame["n_unscored"].astype(int), "error": frame["n_error"].astype(int)})
     return out.reset_index(drop=True)
 
 
 def _leaderboard(overall: pd.DataFrame, k_max: int) -> pd.DataFrame:
-    """Compact per-model table of ``"mean [lo, hi]"`` strings, best pass rate first."""
+    """Compact per-model table, best pass rate first: pass rate and score with their interval in numeric
+    columns (rendered ``"mean [lo, hi]"`` by the declared format), Pass@k, counts."""
     board = pd.DataFrame({"model": overall["model"]})
-    board["pass rate"] = [format_ci(*r) for r in
-                          overall[["pass_rate", "pass_ci_low", "pass_ci_high"]].itertuples(index=False)]
-    board["score"] = [format_ci(*r) for r in
-                      overall[["score", "score_ci_low", "score_ci_high"]].itertuples(index=False)]
+    for name, col, lo, hi in (("pass rate", "pass_rate", "pass_ci_low", "pass_ci_high"),
+                              ("score", "score", "score_ci_low", "score_ci_high")):
+        board[name], board[f"{name} low"], board[f"{name} high"] = overall[col], overall[lo], overall[hi]
     for k in range(1, k_max + 1):
-        board[f"pass@{k}"] = overall[f"pass@{k}"].map(lambda v: format_ci(v, np.nan, np.nan))
-    for col in ("n_samples", "n_ok", "n_unscored", "n_error"):
+        board[f"pass@{k}"] = overall[f"pass@{k}"]
+    for col in ("n_samples", "n_samples_unscored", "n_ok", "n_unscored", "n_error"):
         board[col] = overall[col]
     order = overall["pass_rate"].fillna(-1).to_numpy().argsort(kind="stable")[::-1]
     return board.iloc[order].reset_index(drop=True)
+
+
+def _declare_formats(summary: dict[str, Any], k_max: int, names: list[str]) -> None:
+    """Percentages with one decimal; the leaderboard's intervals beside their values."""
+    pct = [f"pass@{k}" for k in range(1, k_max + 1)]
+    declare_format(summary, "headline", digits={c: 1 for c in ("pass %", "CI low", "CI high")})
+    declare_format(summary, "leaderboard", digits={c: 1 for c in ("pass rate", "score", *pct)},
+                   intervals={"pass rate": ("pass rate low", "pass rate high"), "score": ("score low", "score high")})
+    for name in names:
+        declare_format(summary, name, digits={c: 1 for c in (
+            "score", "score_ci_low", "score_ci_high", "pass_rate", "pass_ci_low", "pass_ci_high", *pct)})
+    declare_format(summary, "pass_at_k", digits={c: 1 for c in ("pass_at_k", "ci_low", "ci_high")})
 
 
 def _num(x: Any) -> float | None:
@@ -183,7 +203,8 @@ def _summary(tables: dict[str, pd.DataFrame], k_max: int, n_boot: int, level: fl
             "score": _num(row["score"]),
             "score_ci": [_num(row["score_ci_low"]), _num(row["score_ci_high"])],
             "pass_at_k": {str(k): _num(row[f"pass@{k}"]) for k in range(1, k_max + 1)},
-            "n_samples": int(row["n_samples"]), "n_ok": int(row["n_ok"]),
+            "n_samples": int(row["n_samples"]), "n_samples_unscored": int(row["n_samples_unscored"]),
+            "n_ok": int(row["n_ok"]),
             "n_unscored": int(row["n_unscored"]), "n_error": int(row["n_error"]),
             "families": {},
         }
@@ -241,9 +262,12 @@ def synth_tables(
     result.tables["headline"] = _headline(both)
     result.tables["leaderboard"] = _leaderboard(result.tables["overall"], k_max)
     result.summary = _summary(result.tables, k_max, n_boot, level)
-    from vreason.protocols.tivibench_tables import suite_layout
+    _declare_formats(result.summary, k_max, list(LEVELS))
+    from vreason.protocols.tivibench_tables import suite_layout, suite_layout_notes
 
-    result.tables.update(suite_layout(scores, scorer=scorer, metric=metric, n_boot=n_boot, seed=seed, level=level))
+    layout = suite_layout(scores, scorer=scorer, metric=metric, n_boot=n_boot, seed=seed, level=level)
+    result.tables.update(layout)
+    suite_layout_notes(df[df["status"] == "ok"], layout, result.summary)
 
     if charts:
         out = Path(out_dir)

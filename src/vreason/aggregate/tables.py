@@ -2,6 +2,11 @@
 
 Only rows with ``status == "ok"`` enter a mean; ``unscored`` and ``error`` rows are counted in their
 own columns and never folded in as zeros.
+
+Tables stay numeric (a value, its low and high in their own columns); how they print is *declared* by
+the protocol in ``summary["table_formats"]`` (see :func:`declare_format`): the decimals of each column
+(or of each row by the metric it holds) and which low/high columns render beside a value as
+``"v [lo, hi]"``. Only the rendered Markdown / HTML / terminal tables are text.
 """
 
 from __future__ import annotations
@@ -82,6 +87,52 @@ def summarize(
     return pd.DataFrame(rows, columns=keys + SUMMARY_COLUMNS)
 
 
+DIGITS = {"unit": 4, "percent": 2, "likert": 2, "count": 0}
+"""Natural decimals by a metric's scale: a value in [0, 1] (SSIM, IoU, F1) keeps 4, a percentage or a
+1–5 judge scale keeps 2, a count none."""
+
+
+def declare_format(summary: dict[str, Any], table: str, *, digits: dict[str, Any] | None = None,
+                   intervals: dict[str, Sequence[str]] | None = None) -> dict[str, Any]:
+    """Declare how ``table`` prints (stored in ``summary["table_formats"][table]``, JSON-able).
+
+    ``digits``: column → decimals (an int), or ``{"by": <key column>, "values": {key: decimals},
+    "default": decimals}`` when a long table holds several metrics in one column (each row printed with
+    its metric's precision). ``intervals``: value column → ``(low column, high column)``, rendered as one
+    ``"v [lo, hi]"`` cell (the numeric columns stay in the CSV and the Python API). Undeclared float
+    columns print with :func:`default_digits`. Returns ``summary``."""
+    spec = summary.setdefault("table_formats", {}).setdefault(table, {})
+    if digits:
+        spec.setdefault("digits", {}).update(digits)
+    if intervals:
+        spec.setdefault("intervals", {}).update({k: list(v) for k, v in intervals.items()})
+    return summary
+
+
+def default_digits(values: Sequence[Any]) -> int:
+    """Decimals for a float column nothing declared, decided for the whole column (never per value): whole
+    numbers (counts) 0; a column within [-1, 1] 4 (a metric in [0, 1]); anything else 2."""
+    arr = pd.to_numeric(pd.Series(list(values), dtype=object), errors="coerce").to_numpy(dtype=float)
+    arr = arr[np.isfinite(arr)]
+    if arr.size == 0:
+        return 2
+    if np.all(arr == np.round(arr)):
+        return 0
+    return DIGITS["unit"] if np.all(np.abs(arr) <= 1.0) else DIGITS["percent"]
+
+
+def shorten(text: str, width: int = 160) -> str:
+    """``text`` cut to at most ``width`` characters at a word boundary, ending in ``…`` when cut."""
+    text = str(text)
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = max(cut.rfind(" "), cut.rfind("\n"))
+    if space >= width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:.-\n") + "…"
+
+
 def _isnan(x: Any) -> bool:
     try:
         return x is None or math.isnan(float(x))
@@ -154,11 +205,12 @@ def reason_kind(reason: Any) -> str:
     s003 …"`` → ``"video missing"``), so reasons that differ only by sample or path group together."""
     text = "" if reason is None or (isinstance(reason, float) and math.isnan(reason)) else str(reason)
     head = text.split(": ", 1)[0].strip() if ": " in text else text.strip()
-    return (head or "?")[:100]
+    return shorten(head or "?", 100)
 
 
 def errors_by_reason(units: pd.DataFrame) -> pd.DataFrame:
-    """Failed units grouped by the kind of their reason: count, status, scorers, models and one example."""
+    """Failed units grouped by the kind of their reason: count, status, scorers, models and one example
+    (its full text: the rendered tables shorten it at a word boundary and keep the whole in a tooltip)."""
     cols = ["reason", "count", "status", "scorers", "models", "example"]
     if units.empty:
         return pd.DataFrame(columns=cols)
@@ -173,7 +225,7 @@ def errors_by_reason(units: pd.DataFrame) -> pd.DataFrame:
             "reason": kind, "count": int(len(grp)), "status": status,
             "scorers": ", ".join(sorted({str(x) for x in grp["scorer"]})) if "scorer" in grp.columns else "",
             "models": ", ".join(sorted({str(x) for x in grp["model"]})) if "model" in grp.columns else "",
-            "example": f"{where}: {first.get('reason', '')}"[:300],
+            "example": f"{where}: {first.get('reason', '')}",
         })
     out = pd.DataFrame(rows, columns=cols)
     return out.sort_values(["count", "reason"], ascending=[False, True], kind="stable").reset_index(drop=True)

@@ -153,7 +153,7 @@ def tivibench_tables(scores: pd.DataFrame, samples: Sequence[Any] | None = None,
     opts = dict(n_boot=n_boot, seed=seed, level=level)
     long = cells(ps, **opts)
     for k in KS:
-        result.tables[f"{prefix}_pass{k}"] = wide(long, k)
+        result.tables[f"{prefix}_pass{k}"] = with_measured(wide(long, k), ps, k)
     result.tables[f"{prefix}_counts"] = wide(long, 1, "n_samples")
     result.tables[f"{prefix}_cells"] = long
     by_task = _by(ps, "task_type", ks=KS, **opts)
@@ -172,15 +172,61 @@ def tivibench_tables(scores: pd.DataFrame, samples: Sequence[Any] | None = None,
     result.summary = {
         "benchmark": "tivibench", "unit": "percent", "ci_level": level, "n_boot": n_boot, "models": models,
         "headline_tables": [f"{prefix}_pass1", f"{prefix}_pass5"], "backends": backends or {},
-        "table_notes": {
-            f"{prefix}_pass1": "Pass@1 (%) = mean over samples of c/n; cells pool samples (Over. = all samples "
-                                "of the dimension, Overall = all samples); unscored videos are left out of n",
-            f"{prefix}_pass5": "unbiased Pass@5 (%) over the seeds; a sample with n < 5 scored videos gets "
-                                "Pass@n (counted as n_short in the cells table)",
-            f"{prefix}_counts": "samples with at least one scored video per cell",
-        },
+        "table_notes": table_notes(prefix, int(ps["n"].max()) if len(ps) else 0),
     }
+    declare_formats(result.summary, prefix)
     return result
+
+
+def measured_as(n: pd.Series, k: int) -> str:
+    """What a Pass@k column really measures given the scored videos per sample ``n``: ``"Pass@5"`` when every
+    scored sample has at least k; else says that (and how) it falls back to Pass@n."""
+    got = n[n > 0]
+    if got.empty:
+        return "nothing scored"
+    if int(got.min()) >= k:
+        return f"Pass@{k}"
+    if int(got.max()) < k:
+        most = int(got.max())
+        return (f"not Pass@{k}: {most} scored video{'s' if most > 1 else ''} per sample at most, so this is "
+                f"Pass@{most}" + (" (= Pass@1)" if most == 1 else ""))
+    return f"Pass@{k}; {int((got < k).sum())} of {len(got)} samples with fewer than {k} videos: Pass@n"
+
+
+def with_measured(table: pd.DataFrame, ps: pd.DataFrame, k: int) -> pd.DataFrame:
+    """``table`` (one row per model) with a ``measured as`` column for k > 1 (see :func:`measured_as`)."""
+    if k == 1 or table.empty:
+        return table
+    by_model = {m: measured_as(g["n"], k) for m, g in ps.groupby("model")}
+    return table.assign(**{"measured as": table["model"].map(by_model)})
+
+
+def table_notes(prefix: str, most: int) -> dict[str, str]:
+    """Notes of the Pass@1 / Pass@5 / counts tables; ``most``: the most scored videos of any sample."""
+    p5 = ("unbiased Pass@5 (%) over the seeds; a sample with n < 5 scored videos gets Pass@n (counted as n_short "
+          "in the cells table)")
+    if most < 5:
+        p5 = (f"NOT a measured Pass@5: at most {most} scored video{'s' if most != 1 else ''} per sample (seeds), so "
+              f"each value is Pass@{most}" + (", identical to Pass@1" if most == 1 else "")
+              + "; run 5 seeds (--seeds 0,1,2,3,4) to measure Pass@5")
+    return {
+        f"{prefix}_pass1": "Pass@1 (%) = mean over samples of c/n; cells pool samples (Over. = all samples "
+                           "of the dimension, Overall = all samples); unscored videos are left out of n",
+        f"{prefix}_pass5": p5,
+        f"{prefix}_counts": "samples with at least one scored video per cell",
+    }
+
+
+def declare_formats(summary: dict[str, Any], prefix: str) -> None:
+    """Percentages with the paper's 2 decimals."""
+    from vreason.aggregate.tables import declare_format
+
+    cols = [column_name(d, f) for d in DIMENSIONS for f in (*DIFFICULTIES, "overall")] + ["Overall"]
+    for k in KS:
+        declare_format(summary, f"{prefix}_pass{k}", digits={c: 2 for c in cols})
+    for name in ("cells", "by_task", "by_family"):
+        declare_format(summary, f"{prefix}_{name}", digits={"value": 2, "ci_low": 2, "ci_high": 2},
+                       intervals={"value": ("ci_low", "ci_high")})
 
 
 __all__ = ["cells", "per_sample", "prepare", "sample_pass_at_k", "tivibench_tables", "wide"]
@@ -203,3 +249,13 @@ def suite_layout(scores: pd.DataFrame, *, scorer: str = "synth-verifier", metric
         return {}
     res = tivibench_tables(df, None, n_boot=n_boot, seed=seed, level=level, scorers=(scorer,), metric=metric)
     return {k: v for k, v in res.tables.items() if k in ("tivibench_pass1", "tivibench_pass5", "tivibench_counts")}
+
+
+def suite_layout_notes(scores: pd.DataFrame, tables: dict[str, pd.DataFrame], summary: dict[str, Any]) -> None:
+    """The notes and formats of :func:`suite_layout`'s tables, added to the suite's ``summary``."""
+    if "tivibench_pass1" not in tables:
+        return
+    seeds = scores.groupby(["model", "sample_id"])["seed"].nunique() if "seed" in scores.columns else None
+    most = int(seeds.max()) if seeds is not None and len(seeds) else 1
+    summary.setdefault("table_notes", {}).update(table_notes("tivibench", most))
+    declare_formats(summary, "tivibench")

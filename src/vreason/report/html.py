@@ -7,7 +7,6 @@ relative path. All data text goes through jinja2 autoescape; JSON inside ``<scri
 from __future__ import annotations
 
 import json
-import math
 import os
 import time
 from typing import Any
@@ -18,7 +17,8 @@ from markupsafe import Markup
 
 from vreason.aggregate.tables import errors_by_reason, failures_table, reason_kind
 from vreason.protocols.base import AggregateResult
-from vreason.report.html_data import RunView, collect, rel
+from vreason.report.cells import formats_of
+from vreason.report.html_data import Declared, RunView, collect, rel
 from vreason.report.media import build_media
 from vreason.store import RunStore, redact, redact_text
 
@@ -46,26 +46,14 @@ def environment() -> Environment:
     return env
 
 
-def _cell(v: Any) -> dict[str, Any]:
-    if isinstance(v, bool) or v is None:
-        return {"text": "–" if v is None else str(v), "v": "" if v is None else str(v), "num": False}
-    if isinstance(v, int | float) and not isinstance(v, bool):
-        f = float(v)
-        if not math.isfinite(f):
-            return {"text": "–", "v": "", "num": True}
-        text = str(int(f)) if float(f).is_integer() and abs(f) < 1e15 and isinstance(v, int) else f"{f:.1f}"
-        return {"text": text, "v": repr(f), "num": True}
-    if hasattr(v, "item"):
-        return _cell(v.item())
-    text = redact_text(str(v))
-    return {"text": text, "v": text, "num": False}
+def table_view(name: str, frame: pd.DataFrame, note: str = "", stem: str | None = None,
+               fmt: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A table for the template: cells rendered by the declared format ``fmt`` (:mod:`vreason.report.cells`)."""
+    from vreason.report.cells import render_table
 
-
-def table_view(name: str, frame: pd.DataFrame, note: str = "", stem: str | None = None) -> dict[str, Any]:
-    frame = frame.astype(object).where(frame.notna(), None)
-    rows = [[_cell(v) for v in r] for r in frame.head(MAX_TABLE_ROWS).itertuples(index=False)]
-    return {"name": name, "stem": stem or name, "note": note, "columns": [str(c) for c in frame.columns],
-            "rows": rows, "more": max(0, len(frame) - MAX_TABLE_ROWS)}
+    columns, rows = render_table(frame.head(MAX_TABLE_ROWS), fmt)
+    return {"name": name, "stem": stem or name, "note": note, "columns": columns,
+            "rows": [[vars(c) for c in r] for r in rows], "more": max(0, len(frame) - MAX_TABLE_ROWS)}
 
 
 def _default_note(name: str, frame: pd.DataFrame) -> str:
@@ -125,7 +113,8 @@ def write_html(store: RunStore, result: AggregateResult, out_dir: str, *, title:
 
     t0 = time.perf_counter()
     meta = dict(meta or {})
-    view: RunView = collect(store, out_dir)
+    declared = Declared.of(result.summary)
+    view: RunView = collect(store, out_dir, declared)
     t_collect = time.perf_counter() - t0
     media = build_media(view.jobs, workers=workers)
     t_media = time.perf_counter() - t0 - t_collect
@@ -136,15 +125,19 @@ def write_html(store: RunStore, result: AggregateResult, out_dir: str, *, title:
 
     env = environment()
     notes = result.summary.get("table_notes", {}) if isinstance(result.summary, dict) else {}
-    tables = [table_view(n, result.tables[n], notes.get(n) or _default_note(n, result.tables[n]), _file_stem(n))
+    tables = [table_view(n, result.tables[n], notes.get(n) or _default_note(n, result.tables[n]), _file_stem(n),
+                         formats_of(result.summary, n))
               for n in _ordered_names(result) if n != "failures"]
     charts = [(n, rel(os.path.abspath(p), out_dir)) for n, p in result.charts.items()]
     scores = store.scores_frame()
     errors = _error_tables(store, scores, meta.get("import_errors") or [])
-    grid = {"models": view.models, "cells": view.cells,
+    gm = declared.grid_metric
+    grid = {"models": view.models, "cells": view.cells, "digits": int((gm or {}).get("digits", 2)),
+            "label": str((gm or {}).get("label", "")),
             "samples": [{k: s[k] for k in ("id", "category", "difficulty", "page")} for s in view.samples]}
     index = env.get_template("index.html.j2").render(
-        title=title, meta=_meta_rows(meta), tables=tables, charts=charts, errors=errors, grid_json=script_json(grid))
+        title=title, meta=_meta_rows(meta), tables=tables, charts=charts, errors=errors, grid_json=script_json(grid),
+        grid_metric=gm)
     index_path = os.path.join(out_dir, "index.html")
     with open(index_path, "w", encoding="utf-8") as fh:
         fh.write(index)

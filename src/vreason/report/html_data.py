@@ -21,6 +21,42 @@ WORST = {"ok": 0, "unscored": 1, "error": 2}
 
 
 @dataclass
+class Declared:
+    """What a protocol declares about its metrics for the report (``AggregateResult.summary``):
+
+    * ``metric_scales``: metric → ``{"kind": "likert" | "unit" | "percent" | "binary", "low", "high",
+      "digits", "pass"}``; ``pass: false`` (a judge's 1–5 scale) means the metric has no pass threshold, so
+      no pass / fail badge is drawn for it, whatever its ``passed`` flag holds (RISE keeps "full marks" there
+      for its Accuracy);
+    * ``grid_metric``: the number a sample × model cell shows, the protocol's headline metric:
+      ``{"label", "weights": {metric: w}, "weights_by_category": {category: {metric: w}}, "scale", "digits",
+      "note"}`` = scale × Σ w · normalized over the unit's ok scores (none when a weighted metric is not ok).
+      Without it a cell shows no number (an unweighted mean of unlike metrics would appear in no table)."""
+
+    metric_scales: dict[str, dict[str, Any]] = field(default_factory=dict)
+    grid_metric: dict[str, Any] | None = None
+
+    @classmethod
+    def of(cls, summary: Any) -> Declared:
+        if not isinstance(summary, dict):
+            return cls()
+        return cls(metric_scales=dict(summary.get("metric_scales") or {}), grid_metric=summary.get("grid_metric"))
+
+    def has_pass(self, metric: str) -> bool:
+        return bool(self.metric_scales.get(metric, {}).get("pass", True))
+
+    def grid_value(self, category: str, scores: list[dict[str, Any]]) -> float | None:
+        g = self.grid_metric
+        if not g:
+            return None
+        weights = (g.get("weights_by_category") or {}).get(category) or g.get("weights") or {}
+        got = {sc["metric"]: sc["normalized"] for sc in scores if sc["status"] == "ok" and sc["normalized"] is not None}
+        if not weights or any(m not in got for m in weights):
+            return None
+        return round(float(g.get("scale", 1.0)) * sum(w * got[m] for m, w in weights.items()), 6)
+
+
+@dataclass
 class RunView:
     run_dir: str
     out_dir: str
@@ -96,7 +132,8 @@ def checks_of(details: dict[str, Any]) -> list[dict[str, Any]]:
 _JUDGE_KEYS = ("answer", "parsed", "labels", "reasoning", "reason", "scores", "calls", "steps", "questions")
 
 
-def _score_view(sc: Score, run_dir: str, page_dir: str, strip: str | None, shown: list[int]) -> dict[str, Any]:
+def _score_view(sc: Score, run_dir: str, page_dir: str, strip: str | None, shown: list[int],
+                declared: Declared | None = None) -> dict[str, Any]:
     ev = sc.evidence
     details = ev.details or {}
     judge = None
@@ -107,9 +144,12 @@ def _score_view(sc: Score, run_dir: str, page_dir: str, strip: str | None, shown
                  "parsed": {k: details[k] for k in _JUDGE_KEYS if k in details}}
     checks = checks_of(details)
     other = {k: v for k, v in details.items() if k != "checks" and (judge is None or k not in judge["parsed"])}
+    declared = declared or Declared()
+    scale = declared.metric_scales.get(sc.metric) or {}
     return {
         "scorer": sc.scorer, "metric": sc.metric, "value": _num(sc.value), "normalized": _num(sc.normalized),
-        "passed": sc.passed, "status": sc.status.value, "reason": redact_text(sc.reason) if sc.reason else None,
+        "passed": sc.passed if declared.has_pass(sc.metric) else None, "scale": scale,
+        "status": sc.status.value, "reason": redact_text(sc.reason) if sc.reason else None,
         "frame_policy": ev.frame_policy, "n_indices": len(ev.frame_indices), "shown_indices": shown,
         "strip": rel(strip, page_dir) if strip else None,
         "debug": [rel(os.path.join(run_dir, p) if not os.path.isabs(p) else p, page_dir) for p in ev.debug_images],
@@ -136,23 +176,36 @@ def _sample_view(s: Sample, page_dir: str, run_dir: str, media: str) -> dict[str
     }
 
 
+def _metric_text(sc: dict[str, Any]) -> str:
+    """``"tc 4 (1–5)"`` / ``"blur_ssim 0.9798"`` / ``"ra unscored"`` for a grid cell's tooltip."""
+    if sc["status"] != "ok" or sc["value"] is None:
+        return f"{sc['metric']} {sc['status']}"
+    scale = sc.get("scale") or {}
+    digits = scale.get("digits")
+    value = f"{sc['value']:.{int(digits)}f}" if digits is not None else f"{sc['value']:.4g}"
+    rng = f" ({scale['low']:g}–{scale['high']:g})" if "low" in scale and "high" in scale else ""
+    return f"{sc['metric']} {value}{rng}"
+
+
 def _cell(sample: Sample, model: str, seed: int, video: Video | None, scores: list[dict[str, Any]],
-          thumb: str | None) -> dict[str, Any]:
+          thumb: str | None, declared: Declared | None = None) -> dict[str, Any]:
+    declared = declared or Declared()
     statuses = [sc["status"] for sc in scores] or (["error"] if video is None or video.status.value != "ok" else [])
     status = max(statuses, key=lambda s: WORST.get(s, 2)) if statuses else "none"
     flags = [sc["passed"] for sc in scores if sc["passed"] is not None and sc["status"] == "ok"]
-    vals = [sc["normalized"] for sc in scores if sc["normalized"] is not None and sc["status"] == "ok"]
     return {
         "s": sample.id, "m": model, "seed": seed, "cat": sample.category or "", "diff": sample.difficulty or "",
         "status": status, "pass": (all(flags) if flags else None),
-        "score": (round(sum(vals) / len(vals), 4) if vals else None),
+        "score": declared.grid_value(sample.category or "", scores),
+        "metrics": [_metric_text(sc) for sc in scores][:12],
         "fails": sorted({c for sc in scores for c in sc["failed_checks"]})[:6],
         "thumb": thumb,
     }
 
 
-def collect(store: RunStore, out_dir: str) -> RunView:
-    """Gather the run's samples, videos and scores into pages, grid cells and media jobs."""
+def collect(store: RunStore, out_dir: str, declared: Declared | None = None) -> RunView:
+    """Gather the run's samples, videos and scores into pages, grid cells and media jobs; ``declared``: what
+    the protocol's summary declares about its metrics (:class:`Declared`)."""
     run_dir = store.run_dir
     view = RunView(run_dir=run_dir, out_dir=out_dir)
     samples = {s.id: s for s in store.samples()}
@@ -188,11 +241,11 @@ def collect(store: RunStore, out_dir: str) -> RunView:
             if vpath and shown:
                 strip = os.path.join(base + "." + strip_name(sc.scorer, shown))
                 job.strips.setdefault(sc.scorer + "/" + sc.metric, (strip, shown))
-            score_views.append(_score_view(sc, run_dir, page_dir, strip, shown))
+            score_views.append(_score_view(sc, run_dir, page_dir, strip, shown, declared))
         if vpath:
             view.jobs.append(job)
         thumb = rel(job.thumb, out_dir) if vpath else None
-        view.cells.append(_cell(samples[sid], model, seed, video, score_views, thumb))
+        view.cells.append(_cell(samples[sid], model, seed, video, score_views, thumb, declared))
         view.pages[sid]["runs"].append({
             "model": model, "seed": seed,
             "video": rel(vpath, page_dir), "is_mp4": is_mp4,

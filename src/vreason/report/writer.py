@@ -22,7 +22,6 @@ from vreason.aggregate.tables import errors_by_reason, failures_table, status_co
 from vreason.protocols.base import AggregateResult
 
 MAX_FAILURE_ROWS = 50
-FLOAT_FORMAT = ".1f"
 
 
 def write_table_bundle(tables: dict[str, pd.DataFrame], out_dir: str, md_name: str) -> None:
@@ -81,11 +80,22 @@ def _escaped(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _markdown(table: pd.DataFrame) -> str:
+def _markdown(table: pd.DataFrame, fmt: dict[str, Any] | None = None) -> str:
+    """The table in Markdown, every number printed as its declared format says (:mod:`vreason.report.cells`);
+    NaN shows as "–"."""
+    from vreason.report.cells import text_frame
+
     if table.empty:
         return "_(empty)_"
-    shown = _escaped(table.astype(object).where(table.notna(), None))  # NaN shows as "–", not "nan"
-    return shown.to_markdown(index=False, floatfmt=FLOAT_FORMAT, missingval="–")
+    shown, numeric = text_frame(table, fmt)
+    align = ["right" if n else "left" for n in numeric]
+    return _escaped(shown).to_markdown(index=False, colalign=align, disable_numparse=True)
+
+
+def _format(result: AggregateResult, name: str) -> dict[str, Any]:
+    from vreason.report.cells import formats_of
+
+    return formats_of(result.summary, name)
 
 
 def _ordered_names(result: AggregateResult) -> list[str]:
@@ -212,7 +222,7 @@ def write_report(
         table = result.tables[name]
         csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
         table.to_csv(csv_path, index=False)
-        md_path.write_text(f"# {name}\n\n{_markdown(table)}\n", encoding="utf-8")
+        md_path.write_text(f"# {name}\n\n{_markdown(table, _format(result, name))}\n", encoding="utf-8")
         written += [str(md_path), str(csv_path)]
     if unit_failures is not None:
         unit_failures.to_csv(out / "failed_units.csv", index=False)
@@ -233,7 +243,7 @@ def write_report(
         if name == "failures":
             continue
         note = [md_text(notes[name]), ""] if notes.get(name) else []
-        lines += [f"### {name}", "", *note, _markdown(result.tables[name]), ""]
+        lines += [f"### {name}", "", *note, _markdown(result.tables[name], _format(result, name)), ""]
     if result.charts:
         lines += ["## Charts", ""]
         for name, path in result.charts.items():
@@ -257,19 +267,14 @@ def print_tables(result: AggregateResult, console: Any = None, names: Sequence[s
     if names is None:
         names = [n for n in result.summary.get("headline_tables", []) if n in result.tables] or \
             [n for n in result.tables if n != "failures"]
+    from vreason.report.cells import text_frame
+
     for name in names:
-        frame = result.tables[name]
         note = (result.summary.get("table_notes", {}) if isinstance(result.summary, dict) else {}).get(name)
         table = Table(title=name, caption=note, show_lines=False)
-        for col in frame.columns:
-            numeric = pd.api.types.is_numeric_dtype(frame[col])
-            table.add_column(str(col), justify="right" if numeric else "left", overflow="fold")
-        for row in frame.itertuples(index=False):
-            cells = []
-            for v in row:
-                if isinstance(v, float):
-                    cells.append("–" if math.isnan(v) else format(v, FLOAT_FORMAT))
-                else:
-                    cells.append(str(v))
-            table.add_row(*cells)
+        shown, numeric = text_frame(result.tables[name], _format(result, name))
+        for col, num in zip(shown.columns, numeric, strict=True):
+            table.add_column(str(col), justify="right" if num else "left", overflow="fold")
+        for row in shown.itertuples(index=False):
+            table.add_row(*[str(v) for v in row])
         console.print(table)
