@@ -52,3 +52,26 @@ def test_script_without_main_guard_runs_once(tmp_path):
     assert "RAN 0 ['oracle', 'random']" in out.stdout, out.stdout
     assert marker.read_text().count("imported") == 1, "a worker process re-imported the script"
     assert "__mp_main__" not in out.stderr
+
+
+def test_api_tables_are_numeric_and_a_refusal_names_the_api_argument(tmp_path):
+    import pytest
+
+    from vreason.runner.guard import PlanMismatchError
+
+    res = vreason.evaluate("synth", ["oracle", "static"], options=OPTS, runs=str(tmp_path), name="num", workers=1)
+    board = res.tables["leaderboard"].set_index("model")
+    for col in ("pass rate", "pass rate low", "pass rate high", "score", "score low", "score high"):
+        assert pd.api.types.is_float_dtype(board[col]), col
+    assert board.loc["oracle", "pass rate"] == 100.0 and board.loc["static", "pass rate"] == 0.0
+    csv = pd.read_csv(os.path.join(res.run_dir, "report", "leaderboard.csv"))
+    assert pd.api.types.is_float_dtype(csv["pass rate low"])
+    md = open(os.path.join(res.run_dir, "report", "leaderboard.md")).read()
+    assert "100.0 [100.0, 100.0]" in md  # text only where it is rendered
+    with pytest.raises(PlanMismatchError) as err:
+        vreason.evaluate("synth", ["oracle"], options=OPTS, runs=str(tmp_path), name="num", workers=1)
+    msg = str(err.value)
+    assert "evaluate(..., force_new=True)" in msg and "--force-new" not in msg and "--name" not in msg
+    again = vreason.evaluate("synth", ["oracle"], options=OPTS, runs=str(tmp_path), name="num", workers=1,
+                             force_new=True)
+    assert again.exit_code == 0 and list(again.scores["model"].unique()) == ["oracle"]

@@ -34,6 +34,22 @@ class Evaluation:
     """What ``vreason run`` would exit with: 0 ok, 3 finished with errors (see docs)."""
 
 
+_CLI_TO_API = (("--force-new", "evaluate(..., force_new=True)"), ("--name", "name (evaluate(..., name=...))"),
+               ("--judge", "judge=..."),
+               ("--seeds", "seeds=[...]"), ("--runs", "runs=..."), ("--opt", "options={...}"),
+               ("--data", "data=..."), ("--videos", "videos=..."), ("--models", "models"))
+
+
+def api_wording(message: str) -> str:
+    """A refusal written for ``vreason run`` with its flags named as :func:`evaluate`'s arguments
+    (``--force-new`` → ``evaluate(..., force_new=True)``, ``--name`` → ``name=...``)."""
+    import re
+
+    for flag, arg in _CLI_TO_API:
+        message = re.sub(re.escape(flag) + r"(?![\w-])", arg, message)
+    return message
+
+
 def _no_main_preload() -> None:
     """Keep the caller's ``__main__`` out of worker processes (they would run an unguarded script again).
 
@@ -62,6 +78,7 @@ def _evaluate(protocol: str, models: Sequence[str], *, data: str | None, videos:
               quiet: bool, config: dict[str, Any]) -> Evaluation:
     from rich.console import Console
 
+    from vreason.errors import ConfigError
     from vreason.runner.outcome import exit_code
     from vreason.runner.run import RunConfig, Runner, make_protocol
     from vreason.store import RunStore
@@ -78,7 +95,17 @@ def _evaluate(protocol: str, models: Sequence[str], *, data: str | None, videos:
                     judges=judges, workers=workers, videos_dir=videos, force_new=force_new, aggregate=report,
                     **config)
     console = Console(stderr=True, quiet=quiet)
-    summary = Runner(cfg, console=console).run()
+    try:
+        summary = Runner(cfg, console=console).run()
+    except ConfigError as exc:  # a refusal worded for the CLI: name this API's arguments instead
+        worded = api_wording(str(exc))
+        if worded == str(exc):
+            raise
+        try:
+            again = type(exc)(worded)
+        except TypeError:
+            again = ConfigError(worded)
+        raise again from exc
     store = RunStore(run_dir)
     try:
         scores = store.scores_frame()

@@ -51,7 +51,6 @@ SCORE_COLUMNS = [
     "status", "reason", "passed", "frame_policy", "judge",
 ]
 SAMPLE_COLUMNS = ["benchmark", "category", "task", "difficulty", "mode"]
-_SECRET_HINTS = ("key", "token", "secret", "password", "authorization")
 
 UnitKey = tuple[str, str, int, str]
 
@@ -62,21 +61,49 @@ def _now_iso() -> str:
 
 _URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]+@")
 _URL_SECRET_PARAM = re.compile(r"(?i)([?&](?:api[_-]?key|key|token|access_token|secret|password|sig)=)[^&\s#]+")
+_AUTH_HEADER = re.compile(r"(?i)\b((?:proxy-)?authorization|x-api-key|api-key|cookie)(\s*[:=]\s*)"
+                          r"(?:(?:bearer|basic|token)\s+)?[^\s,;\"']+")
+_BEARER = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{8,}")
+_SECRET_WORDS = {"password", "passwd", "passphrase", "secret", "authorization", "auth", "cookie", "credentials",
+                 "apikey", "bearer", "signature"}
+_TOKEN_COUNTS = {"max", "min", "num", "n", "count", "limit", "budget", "tokens", "new", "per", "total", "length"}
+
+
+def _key_words(key: str) -> list[str]:
+    """``"maxTokens"`` / ``"max_tokens"`` / ``"X-Api-Key"`` → lower-case words."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", str(key))
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def is_secret_key(key: str) -> bool:
+    """Whether a setting named ``key`` holds a secret, by what it is: a password / secret / auth header /
+    cookie; an API or access key (``api_key``, ``key``, ``x-api-key``, ``secret_key``, ``private_key``; not a
+    ``sort_key`` or an ``api_key_env`` that names the variable); a token (``token``, ``hf_token``,
+    ``access_token``; not ``max_tokens`` or ``token_limit``, which are counts)."""
+    words = _key_words(key)
+    if not words or words[-1] in ("env", "var", "file", "path", "name", "header"):
+        return False
+    if _SECRET_WORDS & set(words):
+        return True
+    if "key" in words:
+        return words == ["key"] or bool({"api", "access", "secret", "private", "x", "auth", "client"} & set(words))
+    if "token" in words:
+        return not (_TOKEN_COUNTS & set(words))
+    return False
 
 
 def redact_text(text: str) -> str:
-    """Credentials inside URLs (``https://user:key@host``, ``?key=…``) replaced by ``***``."""
-    return _URL_SECRET_PARAM.sub(r"\1***", _URL_CREDENTIALS.sub(r"\1***@", text))
+    """Secrets inside text replaced by ``***``: URL credentials (``https://user:key@host``, ``?key=…``), an
+    ``Authorization`` / ``X-Api-Key`` / ``Cookie`` header's value, a ``Bearer`` / ``Basic`` credential."""
+    text = _URL_SECRET_PARAM.sub(r"\1***", _URL_CREDENTIALS.sub(r"\1***@", text))
+    return _BEARER.sub(r"\1 ***", _AUTH_HEADER.sub(r"\1\2***", text))
 
 
 def redact(obj: Any) -> Any:
-    """Drop values whose key looks like a secret and credentials inside URLs (config is stored;
-    secrets never are)."""
+    """Drop the values of settings that are secrets (:func:`is_secret_key`) and secrets inside text
+    (:func:`redact_text`): config is stored; secrets never are. ``max_tokens`` is a number, not a secret."""
     if isinstance(obj, dict):
-        return {
-            k: ("***" if any(h in str(k).lower() for h in _SECRET_HINTS) and v else redact(v))
-            for k, v in obj.items()
-        }
+        return {k: ("***" if is_secret_key(str(k)) and v else redact(v)) for k, v in obj.items()}
     if isinstance(obj, list | tuple):
         return [redact(v) for v in obj]
     if isinstance(obj, str):

@@ -106,7 +106,24 @@ def aggregate_pai_c(scores: pd.DataFrame, samples: list[Sample], *, n_variants: 
     res.summary = {"global": {r["model"]: {k: v for k, v in r.items() if k != "model"} for r in glob},
                    "models_used": backends, "departing_from_released": departing or {},
                    "diversity_incomplete": int((~div["complete"]).sum()) if len(div) else 0}
+    declare_formats(res.summary)
     return res
+
+
+DIGITS = {**{m: 4 for m in [*METRICS, "diversity_lpips"]}, "blur_mse": 2}
+"""Decimals each metric prints with: its natural precision (SSIM, F1, IoU, LPIPS in [0, 1] keep 4)."""
+
+
+def declare_formats(summary: dict[str, Any]) -> None:
+    """Each row of the long tables with its metric's decimals, the interval beside the mean; ``pai_c_global``
+    per column."""
+    from vreason.aggregate.tables import declare_format
+
+    by_metric = {"by": "metric", "values": DIGITS, "default": 4}
+    for name in ("pai_c_metrics", "pai_c_domains"):
+        declare_format(summary, name, digits={c: by_metric for c in ("mean", "ci_low", "ci_high")},
+                       intervals={"mean": ("ci_low", "ci_high")})
+    declare_format(summary, "pai_c_global", digits=DIGITS)
 
 
 __all__ = ["METRICS", "aggregate_pai_c"]

@@ -163,10 +163,14 @@ class RiseProtocol(Protocol):
             return AggregateResult(summary={"protocol": "rise", "units": 0, "note": "no RISE scores"})
         t1, t1n = table1(units, n_boot=self.n_boot, seed=self.ci_seed, rounding=self.table_rounding)
         t2, t2n = table2(units, n_boot=self.n_boot, seed=self.ci_seed, rounding=self.table_rounding)
-        tables = {"rise_table1": t1, "rise_table1_numeric": t1n, "rise_table2": t2, "rise_table2_numeric": t2n}
+        from vreason.protocols.rise_layout import declare, table1_layout, table2_layout
+
+        p1, p2 = table1_layout(t1, t1n, self.table_rounding), table2_layout(t2n, self.table_rounding)
+        tables = {"rise_table1": p1, "rise_table1_numeric": t1n, "rise_table2": p2, "rise_table2_numeric": t2n}
         records = sample_records(scores, units)
         header = self.header()
-        paths = write_tables(out_dir, tables, records, header="\n".join(f"> {h}" for h in header))
+        paths = write_tables(out_dir, tables, records, header="\n".join(f"> {h}" for h in header),
+                             markdown={"rise_table1": t1, "rise_table2": t2})
         summary: dict[str, Any] = {
             "protocol": "rise",
             "options": {**self.protocol_options(), "n_boot": self.n_boot, "ci_seed": self.ci_seed},
@@ -185,4 +189,4 @@ class RiseProtocol(Protocol):
                 "Intervals: 95% percentile bootstrap over samples.",
             ],
         }
-        return AggregateResult(tables={"rise_table1": t1, "rise_table2": t2}, summary=summary)
+        return AggregateResult(tables={"rise_table1": p1, "rise_table2": p2}, summary=declare(summary, p1, p2))

@@ -281,9 +281,10 @@ def sample_records(scores: pd.DataFrame, units: pd.DataFrame) -> list[dict[str, 
 
 
 def write_tables(out_dir: str, tables: dict[str, pd.DataFrame], records: list[dict[str, Any]],
-                 header: str = "") -> dict[str, str]:
-    """Write each table as Markdown (``header`` lines first) and CSV and the per-sample records
-    as JSONL; returns the paths."""
+                 header: str = "", markdown: dict[str, pd.DataFrame] | None = None) -> dict[str, str]:
+    """Write each table as Markdown (``header`` lines first; ``markdown[name]`` when given: the paper's
+    ``"v [lo, hi]"`` cells of a numeric table) and CSV and the per-sample records as JSONL; returns the
+    paths."""
     os.makedirs(out_dir, exist_ok=True)
     paths: dict[str, str] = {}
     for name, frame in tables.items():
@@ -295,7 +296,8 @@ def write_tables(out_dir: str, tables: dict[str, pd.DataFrame], records: list[di
             with open(md, "w", encoding="utf-8") as fh:
                 if header:
                     fh.write(header.rstrip("\n") + "\n\n")
-                fh.write(frame.to_markdown(index=False) if len(frame) else "(no rows)")
+                shown = (markdown or {}).get(name, frame)
+                fh.write(shown.to_markdown(index=False) if len(shown) else "(no rows)")
                 fh.write("\n")
             paths[f"{name}.md"] = md
     jl = os.path.join(out_dir, "rise_samples.jsonl")
