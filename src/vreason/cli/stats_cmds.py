@@ -8,7 +8,6 @@ Both print rich tables and write CSV, Markdown (text escaped as the report write
 from __future__ import annotations
 
 import json
-import math
 import os
 
 import pandas as pd
@@ -17,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from vreason.errors import ConfigError
+from vreason.report.cells import text_frame
 
 console = Console(stderr=True)
 out = Console()
@@ -28,14 +28,6 @@ def _out_dir(run_dir: str, out_dir: str | None) -> str:
     return path
 
 
-def _cell(v: object) -> object:
-    if isinstance(v, float) and math.isnan(v):
-        return "–"
-    if isinstance(v, float):
-        return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
-    return v
-
-
 def _markdown(title: str, tables: dict[str, pd.DataFrame], notes: list[str]) -> str:
     from vreason.report.writer import md_text
 
@@ -45,8 +37,9 @@ def _markdown(title: str, tables: dict[str, pd.DataFrame], notes: list[str]) -> 
         if df.empty:
             lines.append("_(empty)_\n")
             continue
-        shown = pd.DataFrame({md_text(c): [md_text(_cell(v)) for v in df[c]] for c in df.columns})
-        lines.append(shown.to_markdown(index=False) + "\n")
+        text, _ = text_frame(df)  # each column with one precision (vreason.report.cells), not one per value
+        shown = pd.DataFrame({md_text(c): [md_text(v) for v in text[c]] for c in text.columns})
+        lines.append(shown.to_markdown(index=False, disable_numparse=True) + "\n")
     return "\n".join(lines)
 
 
@@ -74,10 +67,11 @@ def _write(dest: str, stem: str, title: str, tables: dict[str, pd.DataFrame], no
 def _print(name: str, df: pd.DataFrame, columns: list[str] | None = None) -> None:
     cols = [c for c in (columns or list(df.columns)) if c in df.columns]
     table = Table(title=name)
-    for c in cols:
-        table.add_column(c, justify="right" if pd.api.types.is_numeric_dtype(df[c]) else "left", overflow="fold")
-    for row in df[cols].itertuples(index=False):
-        table.add_row(*[str(_cell(v)) for v in row])
+    text, numeric = text_frame(df[cols])
+    for c, num in zip(cols, numeric, strict=True):
+        table.add_column(c, justify="right" if num else "left", overflow="fold")
+    for row in text.itertuples(index=False):
+        table.add_row(*[str(v) for v in row])
     out.print(table)
 
 
