@@ -247,8 +247,8 @@ def table2(cat: pd.DataFrame, overall: pd.DataFrame, wins: pd.DataFrame) -> pd.D
 
 
 def table2_ci(ci: pd.DataFrame) -> pd.DataFrame:
-    from vreason.aggregate.tables import format_ci
-
+    """Table 2's cells with their interval: per model the mean and ``<model> low`` / ``<model> high`` columns
+    (numbers; the report renders ``"mean [lo, hi]"`` by the declared format)."""
     models = sorted(ci["model"].unique())
     rows = []
     order = [*_cat_order(ci.loc[ci["category"] != "Average", "category"].unique()), "Average"]
@@ -258,18 +258,39 @@ def table2_ci(ci: pd.DataFrame) -> pd.DataFrame:
             sub = g[g["metric"] == m].set_index("model")
             if sub.empty:
                 continue
-            rows.append({"Category": c, "Metric": m, **{
-                mod: format_ci(*sub.loc[mod, ["mean", "ci_low", "ci_high"]].astype(float), digits=2)
-                if mod in sub.index else "" for mod in models}})
-    return pd.DataFrame(rows, columns=["Category", "Metric", *models])
+            row: dict[str, Any] = {"Category": c, "Metric": m}
+            for mod in models:
+                have = mod in sub.index
+                for col, key in ((mod, "mean"), (f"{mod} low", "ci_low"), (f"{mod} high", "ci_high")):
+                    row[col] = float(sub.loc[mod, key]) if have else np.nan
+            rows.append(row)
+    cols = ["Category", "Metric", *[c for mod in models for c in (mod, f"{mod} low", f"{mod} high")]]
+    return pd.DataFrame(rows, columns=cols)
 
 
-def _write(tables: dict[str, pd.DataFrame], out_dir: str, header: list[str] | None = None) -> None:
+def declare_formats(summary: dict[str, Any], tables: dict[str, pd.DataFrame]) -> None:
+    """Scores (0–100) with the paper's 2 decimals, the Win Rate row with 3; intervals beside their means."""
+    from vreason.aggregate.tables import declare_format
+
+    t2 = tables.get("ruler_table2", pd.DataFrame())
+    by_row = {"by": "Category", "values": {"Win Rate": 3}, "default": 2}
+    declare_format(summary, "ruler_table2", digits={c: by_row for c in t2.columns if c not in ("Category", "Metric")})
+    t2ci = tables.get("ruler_table2_ci", pd.DataFrame())
+    means = [c for c in t2ci.columns if f"{c} low" in t2ci.columns]
+    declare_format(summary, "ruler_table2_ci", digits={c: 2 for c in means},
+                   intervals={c: (f"{c} low", f"{c} high") for c in means})
+    declare_format(summary, "ruler_mode_split", digits={c: 2 for c in (*COLS, "Avg_ci_low", "Avg_ci_high")})
+    declare_format(summary, "ruler_ci", digits={"mean": 2, "ci_low": 2, "ci_high": 2},
+                   intervals={"mean": ("ci_low", "ci_high")})
+
+
+def _write(tables: dict[str, pd.DataFrame], out_dir: str, header: list[str] | None = None,
+           formats: dict[str, Any] | None = None) -> None:
     import os
 
     from vreason.report.writer import write_table_bundle
 
-    write_table_bundle(tables, out_dir, "ruler_tables.md")
+    write_table_bundle(tables, out_dir, "ruler_tables.md", formats=formats)
     if header:
         md = os.path.join(out_dir, "ruler_tables.md")
         with open(md, encoding="utf-8") as fh:
@@ -324,6 +345,7 @@ def aggregate_ruler(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
         "header": header_lines(missing_metric=missing_metric, win_rate=win_rate, extra=departing),
         "bootstrap": {"n_boot": n_boot, "level": level, "seed": seed, "unit": "instance, stratified by category"},
     }
+    declare_formats(summary, tables)
     if write:
-        _write({k: v for k, v in tables.items() if not v.empty}, out_dir, summary["header"])
+        _write({k: v for k, v in tables.items() if not v.empty}, out_dir, summary["header"], summary["table_formats"])
     return AggregateResult(tables=tables, summary=summary)

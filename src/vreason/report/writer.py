@@ -24,13 +24,15 @@ from vreason.protocols.base import AggregateResult
 MAX_FAILURE_ROWS = 50
 
 
-def write_table_bundle(tables: dict[str, pd.DataFrame], out_dir: str, md_name: str) -> None:
-    """Each table as ``<name>.csv`` plus all of them in one Markdown file (a protocol's paper tables)."""
+def write_table_bundle(tables: dict[str, pd.DataFrame], out_dir: str, md_name: str,
+                       formats: dict[str, Any] | None = None) -> None:
+    """Each table as ``<name>.csv`` plus all of them in one Markdown file (a protocol's paper tables), each
+    printed by its declared format (``formats[name]``, see :mod:`vreason.report.cells`)."""
     os.makedirs(out_dir, exist_ok=True)
     md = []
     for name, t in tables.items():
         t.to_csv(os.path.join(out_dir, f"{name}.csv"), index=False)
-        md.append(f"## {md_text(name)}\n\n{_escaped(t).to_markdown(index=False)}\n")
+        md.append(f"## {md_text(name)}\n\n{_markdown(t, (formats or {}).get(name))}\n")
     with open(os.path.join(out_dir, md_name), "w", encoding="utf-8") as fh:
         fh.write("\n".join(md))
 
