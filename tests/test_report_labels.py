@@ -112,3 +112,24 @@ def test_pass_badges_only_for_metrics_with_a_threshold_and_the_declared_grid_met
     scores[1]["status"] = "unscored"
     assert d.grid_value("commonsense", scores) is None  # never a number from a partial unit
     assert Declared().grid_value("x", scores) is None  # nothing declared: no number in the cell
+
+
+def test_rise_tables_are_numeric_and_n_counts_scored_samples(tmp_path):
+    from test_rise_aggregate import row
+    from vreason.protocols.rise import RiseProtocol
+
+    rows = [*[row("m1", "tem_1", m, v) for m, v in (("ra", 1.0), ("tc", 5), ("pr", 5), ("vq", 3))],
+            *[row("m1", "tem_2", m, v) for m, v in (("ra", 0.5), ("tc", 3), ("pr", 5), ("vq", 2))],
+            *[row("m1", "tem_3", m, None, "error", "video missing") for m in ("ra", "tc", "pr", "vq")]]
+    res = RiseProtocol(n_boot=50).aggregate(pd.DataFrame(rows), [], str(tmp_path))
+    t1 = res.tables["rise_table1"].set_index("Model").loc["m1"]
+    assert t1["Samples"] == 2 and t1["Samples not scored"] == 1  # tem_3 was never scored
+    for col in ("RA", "RA low", "RA high", "W.Score", "W.Score low", "Accuracy"):
+        assert isinstance(t1[col], float), col
+    assert t1["RA"] == 75.0 and t1["RA low"] <= 75.0 <= t1["RA high"]
+    fmt = res.summary["table_formats"]["rise_table1"]
+    assert fmt["intervals"]["W.Score"] == ["W.Score low", "W.Score high"] and fmt["digits"]["RA"] == 2
+    shown, _ = text_frame(res.tables["rise_table1"], fmt)
+    assert shown.loc[0, "RA"].startswith("75.00 [") and "RA low" not in shown.columns
+    assert "75.00 [" in (tmp_path / "rise_table1.md").read_text()  # the paper's cells in its Markdown
+    assert pd.read_csv(tmp_path / "rise_table1.csv")["RA low"].dtype == float

@@ -165,7 +165,7 @@ class RiseProtocol(Protocol):
         t2, t2n = table2(units, n_boot=self.n_boot, seed=self.ci_seed, rounding=self.table_rounding)
         from vreason.protocols.rise_layout import declare, table1_layout, table2_layout
 
-        p1, p2 = table1_layout(t1, t1n, self.table_rounding), table2_layout(t2n, self.table_rounding)
+        p1, p2 = table1_layout(t1, t1n, self.table_rounding, units), table2_layout(t2n, self.table_rounding)
         tables = {"rise_table1": p1, "rise_table1_numeric": t1n, "rise_table2": p2, "rise_table2_numeric": t2n}
         records = sample_records(scores, units)
         header = self.header()

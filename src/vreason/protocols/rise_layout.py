@@ -26,11 +26,19 @@ def _r2(x: Any) -> float:
     return float("nan") if x is None or pd.isna(x) else round(float(x), 2)
 
 
-def table1_layout(display: pd.DataFrame, numeric: pd.DataFrame, rounding: str = "released") -> pd.DataFrame:
+def table1_layout(display: pd.DataFrame, numeric: pd.DataFrame, rounding: str = "released",
+                  units: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per model: each of RA, TC, PR, VQ, W.Score, Accuracy with ``<col> low`` / ``<col> high``, then the
-    counts of the display table (``Samples``, ``Unscored/error``, ``Acc. excluded``)."""
+    counts: ``Samples`` = samples with a scored metric (from ``units``, the unit table; else all samples),
+    ``Samples not scored``, ``Unscored/error``, ``Acc. excluded``."""
     rows = []
     shown = display.set_index("Model") if len(display) else display
+    scored: dict[str, tuple[int, int]] = {}
+    if units is not None and len(units):
+        ok = (units[[f"{m}_status" for m in ("ra", "tc", "pr", "vq")]] == "ok").any(axis=1)
+        for model, part in units.assign(_ok=ok).groupby("model"):
+            yes = part.loc[part["_ok"], "sample_id"].nunique()
+            scored[model] = (int(yes), int(part["sample_id"].nunique() - yes))
     for r in numeric.to_dict("records"):
         row: dict[str, Any] = {"Model": r["model"]}
         for col in T1_COLUMNS:
@@ -40,6 +48,11 @@ def table1_layout(display: pd.DataFrame, numeric: pd.DataFrame, rounding: str = 
             row[col], row[f"{col} low"], row[f"{col} high"] = value, r[f"{col}_lo"], r[f"{col}_hi"]
         for col in ("Samples", "Unscored/error", "Acc. excluded"):
             row[col] = shown.loc[r["model"], col] if col in shown.columns else None
+        if r["model"] in scored:
+            row["Samples"] = scored[r["model"]][0]
+            row = {**{k: v for k, v in row.items() if k not in ("Unscored/error", "Acc. excluded")},
+                   "Samples not scored": scored[r["model"]][1], "Unscored/error": row["Unscored/error"],
+                   "Acc. excluded": row["Acc. excluded"]}
         rows.append(row)
     return pd.DataFrame(rows)
 
