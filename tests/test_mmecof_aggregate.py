@@ -58,6 +58,13 @@ def cell(t, cat, metric, model):
     return t[(t["Category"] == cat) & (t["Metric"] == metric)][model].iloc[0]
 
 
+def shown(r, name):
+    """The table as the report prints it (its declared format: the paper's ``none(Δhint)`` cells)."""
+    from vreason.report.cells import formats_of, text_frame
+
+    return text_frame(r.tables[name], formats_of(r.summary, name))[0]
+
+
 def test_hint_from_column_evidence_or_default():
     both = combine_runs(NONE.assign(hint="none"), "text", {"text": TEXT.drop(columns=["evidence"])})
     assert set(both["hint"]) == {"none", "text"}
@@ -66,7 +73,10 @@ def test_hint_from_column_evidence_or_default():
 
 def test_table1_cells_and_macro_average(res):
     r, _ = res
-    t = r.tables["mmecof_table1"]
+    raw = r.tables["mmecof_table1"]
+    assert list(raw.columns) == ["Category", "Metric", "M1", "M1 Δ", "M2", "M2 Δ"]  # numbers, not text
+    assert cell(raw, "Visual Detail", "RS", "M1") == 75.0 and cell(raw, "Visual Detail", "RS", "M1 Δ") == 25.0
+    t = shown(r, "mmecof_table1")
     assert list(t.columns) == ["Category", "Metric", "M1", "M2"]
     assert cell(t, "Visual Detail", "RS", "M1") == "75.0(+25.0)"
     assert cell(t, "Physics-based", "RS", "M1") == "16.7(+50.0)"
@@ -81,7 +91,7 @@ def test_table1_cells_and_macro_average(res):
 
 def test_table2_visual_only(res):
     r, _ = res
-    t = r.tables["mmecof_table2"]
+    t = shown(r, "mmecof_table2")
     assert set(t["Category"]) == {"Visual Detail", "Average"}
     assert cell(t, "Visual Detail", "RS", "M1") == "75.0(-25.0)"
     assert cell(t, "Average", "RS", "M1") == "75.0(-25.0)"
@@ -121,6 +131,6 @@ def test_per_model_hint_category_tables_and_files(res):
 
 def test_tables_5_and_6_layout(res):
     r, _ = res
-    t5 = r.tables["mmecof_table5"]
+    t5 = shown(r, "mmecof_table5")
     assert list(t5["Metric"].unique()) == ["TC", "VS", "Hallu", "PG"]
     assert cell(t5, "Visual Detail", "TC", "M1") == "50.0"

@@ -63,15 +63,15 @@ def test_mmecof_three_hint_runs_end_to_end(tmp_path):
                           compare_runs={"text": str(tmp_path / "runs" / "text"), "visual": frames["visual"]})
     samples = base.load().samples
     res = base.aggregate(frames["none"], samples, str(tmp_path / "out"))
-    t1 = res.tables["mmecof_table1"].set_index(["Category", "Metric"])["vm"]
+    t1 = _shown(res, "mmecof_table1").set_index(["Category", "Metric"])["vm"]
     assert t1[("Visual Detail", "RS")] == "0.0(+66.7)"
     assert t1[("Physics-based", "RS")] == "33.3(+66.7)"
     assert t1[("Average", "RS")] == "16.7(+66.7)"
     assert t1[("Visual Detail", "CS")] == "100.0(-100.0)"  # text-hint video judged inconsistent
     assert t1[("Visual Detail", "Avg")] == "60.0(-20.0)"
-    t2 = res.tables["mmecof_table2"].set_index(["Category", "Metric"])["vm"]
+    t2 = _shown(res, "mmecof_table2").set_index(["Category", "Metric"])["vm"]
     assert t2[("Visual Detail", "RS")] == "0.0(+100.0)" and ("Physics-based", "RS") not in t2.index
-    t5 = res.tables["mmecof_table5"].set_index(["Category", "Metric"])["vm"]
+    t5 = _shown(res, "mmecof_table5").set_index(["Category", "Metric"])["vm"]
     assert t5[("Visual Detail", "VS")] == "0.0(0.0)"
     d = res.tables["mmecof_hint_deltas"].set_index(["comparison", "metric"])
     assert d.loc[("text - none", "RS"), "delta_macro"] == pytest.approx(200 / 3)
@@ -80,3 +80,10 @@ def test_mmecof_three_hint_runs_end_to_end(tmp_path):
     for f in ("mmecof_table1.csv", "mmecof_table2.csv", "mmecof_table5.csv", "mmecof_table6.csv",
               "mmecof_hint_deltas.csv", "mmecof_tables.md"):
         assert (tmp_path / "out" / f).exists()
+
+
+def _shown(res, name):
+    """The table as the report prints it (the paper's ``none(Δhint)`` cells from its numeric columns)."""
+    from vreason.report.cells import formats_of, text_frame
+
+    return text_frame(res.tables[name], formats_of(res.summary, name))[0]

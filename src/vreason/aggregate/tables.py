@@ -93,19 +93,23 @@ DIGITS = {"unit": 4, "percent": 2, "likert": 2, "count": 0}
 
 
 def declare_format(summary: dict[str, Any], table: str, *, digits: dict[str, Any] | None = None,
-                   intervals: dict[str, Sequence[str]] | None = None) -> dict[str, Any]:
+                   intervals: dict[str, Sequence[str]] | None = None,
+                   deltas: dict[str, str] | None = None) -> dict[str, Any]:
     """Declare how ``table`` prints (stored in ``summary["table_formats"][table]``, JSON-able).
 
     ``digits``: column → decimals (an int), or ``{"by": <key column>, "values": {key: decimals},
     "default": decimals}`` when a long table holds several metrics in one column (each row printed with
     its metric's precision). ``intervals``: value column → ``(low column, high column)``, rendered as one
     ``"v [lo, hi]"`` cell (the numeric columns stay in the CSV and the Python API). Undeclared float
-    columns print with :func:`default_digits`. Returns ``summary``."""
+    columns print with :func:`default_digits`. ``deltas``: value column → the column of its paired change,
+    rendered ``"v(+d)"`` (MME-CoF-Pro's paper cells). Returns ``summary``."""
     spec = summary.setdefault("table_formats", {}).setdefault(table, {})
     if digits:
         spec.setdefault("digits", {}).update(digits)
     if intervals:
         spec.setdefault("intervals", {}).update({k: list(v) for k, v in intervals.items()})
+    if deltas:
+        spec.setdefault("deltas", {}).update(deltas)
     return summary
 
 

@@ -170,16 +170,9 @@ def hint_deltas(inst: pd.DataFrame, *, n_boot: int = 1000, level: float = 0.95, 
                                           "n_pairs"]))
 
 
-def _fmt(base: float, delta: float | None) -> str:
-    if base is None or np.isnan(base):
-        return "–"
-    if delta is None or np.isnan(delta):
-        return f"{base:.1f}"
-    return f"{base:.1f}({delta:+.1f})" if round(delta, 1) != 0 else f"{base:.1f}(0.0)"
-
-
 def paper_table(inst: pd.DataFrame, hint: str, metrics: tuple[str, ...], *, visual_only: bool = False) -> pd.DataFrame:
-    """Rows (Category, Metric) + Average; a cell is ``none(Δhint)``; columns = models."""
+    """Rows (Category, Metric) + Average; per model the no-hint value and ``<model> Δ``, the paired change
+    with the hint (numbers; the report prints the paper's ``none(Δhint)`` cell by the declared format)."""
     if visual_only:
         inst = inst[inst["has_visual_hint"] & inst["category"].isin(
             set(VISUAL_HINT_CATEGORIES) | set(inst.loc[inst["hint"] == "visual", "category"]))]
@@ -202,24 +195,42 @@ def paper_table(inst: pd.DataFrame, hint: str, metrics: tuple[str, ...], *, visu
                     deltas[(mod, m)]["base"].append(bv)
                 if not np.isnan(d):
                     deltas[(mod, m)]["delta"].append(d)
-                row[mod] = _fmt(bv, d)
+                row[mod], row[f"{mod} Δ"] = bv, d
             rows.append(row)
     for m in metrics:
         row = {"Category": "Average", "Metric": m}
         for mod in models:
             dd = deltas.get((mod, m), {"base": [], "delta": []})
-            row[mod] = _fmt(float(np.mean(dd["base"])) if dd["base"] else np.nan,
-                            float(np.mean(dd["delta"])) if dd["delta"] else np.nan)
+            row[mod] = float(np.mean(dd["base"])) if dd["base"] else np.nan
+            row[f"{mod} Δ"] = float(np.mean(dd["delta"])) if dd["delta"] else np.nan
         rows.append(row)
-    return pd.DataFrame(rows, columns=["Category", "Metric", *models])
+    return pd.DataFrame(rows, columns=["Category", "Metric", *[c for m in models for c in (m, f"{m} Δ")]])
 
 
-def _write(tables: dict[str, pd.DataFrame], out_dir: str, header: list[str] | None = None) -> None:
+def declare_formats(summary: dict[str, Any], tables: dict[str, pd.DataFrame]) -> None:
+    """The paper's cells: one decimal, the paired change beside the no-hint value (``"75.0(+25.0)"``); the
+    deltas' intervals beside them."""
+    from vreason.aggregate.tables import declare_format
+
+    for name in ("mmecof_table1", "mmecof_table2", "mmecof_table5", "mmecof_table6"):
+        t = tables.get(name, pd.DataFrame())
+        models = [c for c in t.columns if f"{c} Δ" in t.columns]
+        declare_format(summary, name, digits={c: 1 for c in models}, deltas={c: f"{c} Δ" for c in models})
+    declare_format(summary, "mmecof_hint_deltas", digits={c: 2 for c in (
+        "delta_macro", "macro_ci_low", "macro_ci_high", "delta_micro", "micro_ci_low", "micro_ci_high")},
+        intervals={"delta_macro": ("macro_ci_low", "macro_ci_high"),
+                   "delta_micro": ("micro_ci_low", "micro_ci_high")})
+    declare_format(summary, "mmecof_hint_deltas_by_category", digits={"delta": 2, "ci_low": 2, "ci_high": 2},
+                   intervals={"delta": ("ci_low", "ci_high")})
+
+
+def _write(tables: dict[str, pd.DataFrame], out_dir: str, header: list[str] | None = None,
+           formats: dict[str, Any] | None = None) -> None:
     import os
 
     from vreason.report.writer import write_table_bundle
 
-    write_table_bundle(tables, out_dir, "mmecof_tables.md")
+    write_table_bundle(tables, out_dir, "mmecof_tables.md", formats=formats)
     if header:
         md = os.path.join(out_dir, "mmecof_tables.md")
         with open(md, encoding="utf-8") as fh:
@@ -280,6 +291,7 @@ def aggregate_mmecof(scores: pd.DataFrame, samples: list[Sample], out_dir: str, 
         "average_definition": "unweighted mean over categories of per-category means over samples",
         "header": header_lines(departing),
     }
+    declare_formats(summary, tables)
     if write:
-        _write({k: v for k, v in tables.items() if not v.empty}, out_dir, summary["header"])
+        _write({k: v for k, v in tables.items() if not v.empty}, out_dir, summary["header"], summary["table_formats"])
     return AggregateResult(tables=tables, summary=summary)

@@ -1,10 +1,11 @@
 """A numeric table as text cells, the one place where report numbers become strings.
 
 The protocol declares each table's format (``summary["table_formats"]``, see
-:func:`vreason.aggregate.tables.declare_format`): decimals per column or per row by its metric, and
-value / low / high columns rendered as one ``"v [lo, hi]"`` cell. The Markdown report, the HTML report and
-the terminal tables all render through :func:`render_table`, so a number reads the same everywhere. Long
-text is shortened at a word boundary (``…``) with the full text kept as the cell's ``title``.
+:func:`vreason.aggregate.tables.declare_format`): decimals per column or per row by its metric, value /
+low / high columns rendered as one ``"v [lo, hi]"`` cell, and a value with a paired change as ``"v(+d)"``.
+The Markdown report, the HTML report and the terminal tables all render through :func:`render_table`, so a
+number reads the same everywhere. Long text is shortened at a word boundary (``…``) with the full text kept
+as the cell's ``title``.
 """
 
 from __future__ import annotations
@@ -112,7 +113,8 @@ def render_table(frame: pd.DataFrame, fmt: dict[str, Any] | None = None, *,
     fmt = fmt or {}
     intervals = {c: tuple(lh) for c, lh in (fmt.get("intervals") or {}).items()
                  if c in frame.columns and all(x in frame.columns for x in lh)}
-    hidden = {x for lh in intervals.values() for x in lh}
+    deltas = {c: d for c, d in (fmt.get("deltas") or {}).items() if c in frame.columns and d in frame.columns}
+    hidden = {x for lh in intervals.values() for x in lh} | set(deltas.values())
     cols = [c for c in frame.columns if c not in hidden]
     declared = fmt.get("digits") or {}
     digits = {c: _Digits(frame, c, declared.get(str(c))) for c in cols}
@@ -137,6 +139,10 @@ def render_table(frame: pd.DataFrame, fmt: dict[str, Any] | None = None, *,
                 lo, hi = (_finite(rec[x]) for x in intervals[c])
                 if lo is not None and hi is not None:
                     text = f"{text} [{lo:.{d}f}, {hi:.{d}f}]"
+            if c in deltas:
+                delta = _finite(rec[deltas[c]])
+                if delta is not None:
+                    text += f"({delta:+.{d}f})" if round(delta, d) != 0 else f"({0:.{d}f})"
             out.append(Cell(text, repr(f), True))
         rows.append(out)
     return [str(c) for c in cols], rows
