@@ -67,7 +67,16 @@ def pai_c_run(tmp_path_factory) -> str:
 
 
 @pytest.fixture(scope="module")
-def browser(rise_run, pai_c_run):
+def synth_run(tmp_path_factory) -> str:
+    run_dir = str(tmp_path_factory.mktemp("synth_labels") / "small")
+    Runner(RunConfig(protocol="synth", run_dir=run_dir, models=["oracle", "static"], workers=1, aggregate=False,
+                     options={"per_task": 1, "families": ["maze", "gravity"], "difficulties": ["easy"]})).run()
+    _report(run_dir)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
+def browser(rise_run, pai_c_run, synth_run):
     """Started after the runs: playwright's sync API keeps an event loop running in this thread."""
     with chromium() as b:
         yield b
@@ -195,5 +204,24 @@ def test_pai_c_report_precision_no_grid_number_links_and_width(browser, pai_c_ru
     boxes = page.evaluate("() => [...document.querySelectorAll('.scroll')].map(d => d.scrollWidth > d.clientWidth)")
     assert any(boxes)  # at 800 px a wide table scrolls inside its own box, the page does not
     assert json.loads(open(os.path.join(pai_c_run, "report", "summary.json")).read())["table_formats"]
+    assert errors == []
+    page.close()
+
+
+def test_synth_report_links_charts_pass5_and_width(browser, synth_run):
+    page, errors = new_page(browser, width=1280)
+    page.goto("file://" + _index(synth_run))
+    page.wait_for_selector("#grid tr.srow")
+    assert page.locator("a[href='#charts']").count() == 1 and page.locator("#charts + .charts img").count() >= 1
+    assert _dead_links(page) == []
+    board = _cells(page, "leaderboard")
+    assert {r["model"]: r["pass rate"] for r in board} == {"oracle": "100.0 [100.0, 100.0]",
+                                                           "static": "0.0 [0.0, 0.0]"}
+    p5 = _cells(page, "tivibench_pass5")
+    assert all(r["measured as"].startswith("not Pass@5") for r in p5)
+    assert "NOT a measured Pass@5" in page.inner_text("#table-tivibench_pass5 + p.note")
+    assert page.locator(".badge.fail").count() >= 1  # the suite's verdicts have a pass threshold
+    width, inner = _no_page_scroll(page)
+    assert width <= inner, (width, inner)
     assert errors == []
     page.close()

@@ -56,11 +56,17 @@ def table_view(name: str, frame: pd.DataFrame, note: str = "", stem: str | None 
             "rows": [[vars(c) for c in r] for r in rows], "more": max(0, len(frame) - MAX_TABLE_ROWS)}
 
 
-def _default_note(name: str, frame: pd.DataFrame) -> str:
+def _default_note(name: str, frame: pd.DataFrame, fmt: dict[str, Any] | None = None) -> str:
+    """What a table without a protocol note holds: its intervals (as printed) and its count columns."""
+    fmt = fmt or {}
     cols = [str(c) for c in frame.columns]
+    merged = list((fmt.get("intervals") or {}).keys())
+    hidden = {x for lh in (fmt.get("intervals") or {}).values() for x in lh}
     n_cols = [c for c in cols if c == "n" or c.startswith("n_")]
-    ci = [c for c in cols if "ci" in c.lower() or "low" in c.lower()]
+    ci = [c for c in cols if c not in hidden and ("ci" in c.lower() or "low" in c.lower())]
     parts = []
+    if merged:
+        parts.append("v [lo, hi]: " + ", ".join(merged[:4]) + " with their interval")
     if ci:
         parts.append("interval columns: " + ", ".join(ci[:4]))
     if n_cols:
@@ -125,9 +131,13 @@ def write_html(store: RunStore, result: AggregateResult, out_dir: str, *, title:
 
     env = environment()
     notes = result.summary.get("table_notes", {}) if isinstance(result.summary, dict) else {}
-    tables = [table_view(n, result.tables[n], notes.get(n) or _default_note(n, result.tables[n]), _file_stem(n),
-                         formats_of(result.summary, n))
-              for n in _ordered_names(result) if n != "failures"]
+    tables = []
+    for n in _ordered_names(result):
+        if n == "failures":
+            continue
+        fmt = formats_of(result.summary, n)
+        note = notes.get(n) or _default_note(n, result.tables[n], fmt)
+        tables.append(table_view(n, result.tables[n], note, _file_stem(n), fmt))
     charts = [(n, rel(os.path.abspath(p), out_dir)) for n, p in result.charts.items()]
     scores = store.scores_frame()
     errors = _error_tables(store, scores, meta.get("import_errors") or [])
