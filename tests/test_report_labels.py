@@ -133,3 +133,11 @@ def test_rise_tables_are_numeric_and_n_counts_scored_samples(tmp_path):
     assert shown.loc[0, "RA"].startswith("75.00 [") and "RA low" not in shown.columns
     assert "75.00 [" in (tmp_path / "rise_table1.md").read_text()  # the paper's cells in its Markdown
     assert pd.read_csv(tmp_path / "rise_table1.csv")["RA low"].dtype == float
+
+
+def test_environment_names_are_redacted_by_what_they_hold():
+    env = {"HF_TOKEN": "hf_x", "OPENAI_API_KEY": "sk-x", "AWS_SECRET_ACCESS_KEY": "a",
+           "TOKENIZERS_PARALLELISM": "false", "CUDA_VISIBLE_DEVICES": "0"}
+    out = redact(env)
+    assert out["HF_TOKEN"] == out["OPENAI_API_KEY"] == out["AWS_SECRET_ACCESS_KEY"] == "***"
+    assert out["TOKENIZERS_PARALLELISM"] == "false" and out["CUDA_VISIBLE_DEVICES"] == "0"
