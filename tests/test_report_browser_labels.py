@@ -153,6 +153,9 @@ def test_rise_report_precision_headline_metric_badges_links_and_width(browser, r
         [r.dataset.sample, (r.querySelector('.cellnum') || {}).textContent || null]))""")
     assert expected and {s: shown[s] for s in expected} == expected
     assert any(float(v) < 100 for v in expected.values())  # Likert 4 of 5: the headline is below full marks
+    # a cell's ✓ / ✗ is the Accuracy verdict (all four at full marks): with TC 4 of 5 no unit counts, as the table
+    outcomes = page.evaluate("() => [...document.querySelectorAll('#grid a.cell')].map(a => a.dataset.outcome)")
+    assert t1[0]["Accuracy"].startswith("0.00 [") and outcomes and "pass" not in outcomes
     assert _dead_links(page) == []
     width, inner = _no_page_scroll(page)
     assert width <= inner, (width, inner)

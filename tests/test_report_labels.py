@@ -112,6 +112,12 @@ def test_pass_badges_only_for_metrics_with_a_threshold_and_the_declared_grid_met
     scores[1]["status"] = "unscored"
     assert d.grid_value("commonsense", scores) is None  # never a number from a partial unit
     assert Declared().grid_value("x", scores) is None  # nothing declared: no number in the cell
+    # the cell's pass / fail is RISE's Accuracy verdict: all four at full marks (PR absent for logical)
+    full = [{"metric": m, "status": "ok", "full": f, "passed": None} for m, f in
+            (("ra", True), ("tc", True), ("vq", True))]
+    assert d.unit_pass(full) == [True, True, True]
+    assert not all(d.unit_pass([*full, {"metric": "pr", "status": "ok", "full": False, "passed": None}]))
+    assert d.unit_pass([*full, {"metric": "pr", "status": "unscored", "full": None, "passed": None}]) == []
 
 
 def test_rise_tables_are_numeric_and_n_counts_scored_samples(tmp_path):

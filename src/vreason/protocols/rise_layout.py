@@ -89,6 +89,13 @@ def declare(summary: dict[str, Any], t1: pd.DataFrame, t2: pd.DataFrame) -> dict
         values = [c for c in frame.columns if f"{c} low" in frame.columns]
         declare_format(summary, name, digits={c: 2 for c in values},
                        intervals={c: (f"{c} low", f"{c} high") for c in values})
+    summary.setdefault("table_notes", {}).update({
+        "rise_table1": "scores x100: RA as is, TC and PR (s - 1)/4 on 1-5, VQ (s - 1)/2 on 1-3; W.Score = 0.4 RA + "
+                       "0.25 TC + 0.25 PR + 0.1 VQ; Accuracy = % of samples with all four at full marks; v [lo, hi] = "
+                       "95% bootstrap interval over samples; Samples = samples with a scored metric",
+        "rise_table2": "per category: W.Score (logical: 0.5 RA + 0.3 TC + 0.2 VQ) and Accuracy, x100; v [lo, hi] = "
+                       "95% bootstrap interval over samples",
+    })
     summary["metric_scales"] = {
         "ra": {"kind": "unit", "low": 0, "high": 1, "digits": 2, "pass": True},
         "tc": {"kind": "likert", "low": 1, "high": 5, "digits": 0, "pass": False},
@@ -97,8 +104,9 @@ def declare(summary: dict[str, Any], t1: pd.DataFrame, t2: pd.DataFrame) -> dict
     }
     summary["grid_metric"] = {
         "label": "W.Score", "weights": dict(WEIGHTS), "weights_by_category": {"logical": dict(LOGICAL_WEIGHTS)},
-        "scale": 100.0, "digits": 2,
+        "scale": 100.0, "digits": 2, "pass_all": ["ra", "tc", "pr", "vq"],
         "note": "the unit's 0.4 RA + 0.25 TC + 0.25 PR + 0.1 VQ (logical: 0.5 RA + 0.3 TC + 0.2 VQ) on "
-                "normalised scores x100, as in rise_table1; none when one of them is not scored",
+                "normalised scores x100, as in rise_table1; none when one of them is not scored; ✓ = all four at "
+                "full marks (PR full for logical), as Accuracy counts",
     }
     return summary

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from typing import Any
 
@@ -63,10 +64,10 @@ def _default_note(name: str, frame: pd.DataFrame, fmt: dict[str, Any] | None = N
     merged = list((fmt.get("intervals") or {}).keys())
     hidden = {x for lh in (fmt.get("intervals") or {}).values() for x in lh}
     n_cols = [c for c in cols if c == "n" or c.startswith("n_")]
-    ci = [c for c in cols if c not in hidden and ("ci" in c.lower() or "low" in c.lower())]
+    ci = [c for c in cols if c not in hidden and re.search(r"(^|[_ ])(ci|low|high|lo|hi)([_ ]|$)", c.lower())]
     parts = []
     if merged:
-        parts.append("v [lo, hi]: " + ", ".join(merged[:4]) + " with their interval")
+        parts.append("v [lo, hi]: a value with its interval")
     if ci:
         parts.append("interval columns: " + ", ".join(ci[:4]))
     if n_cols:

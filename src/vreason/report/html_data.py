@@ -30,8 +30,10 @@ class Declared:
       for its Accuracy);
     * ``grid_metric``: the number a sample × model cell shows, the protocol's headline metric:
       ``{"label", "weights": {metric: w}, "weights_by_category": {category: {metric: w}}, "scale", "digits",
-      "note"}`` = scale × Σ w · normalized over the unit's ok scores (none when a weighted metric is not ok).
-      Without it a cell shows no number (an unweighted mean of unlike metrics would appear in no table)."""
+      "note", "pass_all", "pass_label"}`` = scale × Σ w · normalized over the unit's ok scores (none when a
+      weighted metric is not ok); ``pass_all``: the metrics whose flags together make the cell's pass / fail
+      (:meth:`unit_pass`). Without it a cell shows no number (an unweighted mean of unlike metrics would
+      appear in no table)."""
 
     metric_scales: dict[str, dict[str, Any]] = field(default_factory=dict)
     grid_metric: dict[str, Any] | None = None
@@ -44,6 +46,19 @@ class Declared:
 
     def has_pass(self, metric: str) -> bool:
         return bool(self.metric_scales.get(metric, {}).get("pass", True))
+
+    def unit_pass(self, scores: list[dict[str, Any]]) -> list[bool]:
+        """The verdicts a grid cell's pass / fail comes from: with ``grid_metric["pass_all"]`` (a list of
+        metrics) each of those metrics' own flag (RISE: all four at full marks, its Accuracy; a metric the unit
+        does not have is skipped, one not scored leaves no verdict); else the flags of metrics with a pass
+        threshold."""
+        names = (self.grid_metric or {}).get("pass_all")
+        if names:
+            mine = [sc for sc in scores if sc["metric"] in names]
+            if not mine or any(sc["status"] != "ok" or sc["full"] is None for sc in mine):
+                return []
+            return [bool(sc["full"]) for sc in mine]
+        return [sc["passed"] for sc in scores if sc["passed"] is not None and sc["status"] == "ok"]
 
     def grid_value(self, category: str, scores: list[dict[str, Any]]) -> float | None:
         g = self.grid_metric
@@ -148,7 +163,7 @@ def _score_view(sc: Score, run_dir: str, page_dir: str, strip: str | None, shown
     scale = declared.metric_scales.get(sc.metric) or {}
     return {
         "scorer": sc.scorer, "metric": sc.metric, "value": _num(sc.value), "normalized": _num(sc.normalized),
-        "passed": sc.passed if declared.has_pass(sc.metric) else None, "scale": scale,
+        "passed": sc.passed if declared.has_pass(sc.metric) else None, "full": sc.passed, "scale": scale,
         "status": sc.status.value, "reason": redact_text(sc.reason) if sc.reason else None,
         "frame_policy": ev.frame_policy, "n_indices": len(ev.frame_indices), "shown_indices": shown,
         "strip": rel(strip, page_dir) if strip else None,
@@ -192,7 +207,7 @@ def _cell(sample: Sample, model: str, seed: int, video: Video | None, scores: li
     declared = declared or Declared()
     statuses = [sc["status"] for sc in scores] or (["error"] if video is None or video.status.value != "ok" else [])
     status = max(statuses, key=lambda s: WORST.get(s, 2)) if statuses else "none"
-    flags = [sc["passed"] for sc in scores if sc["passed"] is not None and sc["status"] == "ok"]
+    flags = declared.unit_pass(scores)
     return {
         "s": sample.id, "m": model, "seed": seed, "cat": sample.category or "", "diff": sample.difficulty or "",
         "status": status, "pass": (all(flags) if flags else None),
