@@ -224,6 +224,8 @@ def test_synth_report_links_charts_pass5_and_width(browser, synth_run):
     assert all(r["measured as"].startswith("not Pass@5") for r in p5)
     assert "NOT a measured Pass@5" in page.inner_text("#table-tivibench_pass5 + p.note")
     assert page.locator(".badge.fail").count() >= 1  # the suite's verdicts have a pass threshold
+    nums = page.evaluate("() => [...document.querySelectorAll('#grid .cellnum')].map(n => n.textContent)")
+    assert nums and all(re.fullmatch(r"\d+\.\d", n) for n in nums) and "100.0" in nums  # score (%), 1 decimal
     width, inner = _no_page_scroll(page)
     assert width <= inner, (width, inner)
     assert errors == []

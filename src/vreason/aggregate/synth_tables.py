@@ -184,6 +184,9 @@ def _declare_formats(summary: dict[str, Any], k_max: int, names: list[str]) -> N
         declare_format(summary, name, digits={c: 1 for c in (
             "score", "score_ci_low", "score_ci_high", "pass_rate", "pass_ci_low", "pass_ci_high", *pct)})
     declare_format(summary, "pass_at_k", digits={c: 1 for c in ("pass_at_k", "ci_low", "ci_high")})
+    summary["grid_metric"] = {"label": "score (%)", "weights": {METRIC: 1.0}, "scale": 100.0, "digits": 1,
+                              "note": "the verifier's score of the video, as in the score columns; ✓ = every "
+                                      "check passed"}
 
 
 def _num(x: Any) -> float | None:
