@@ -75,7 +75,9 @@ class RunSummary:
     """API generators' job ledger per model: jobs by status, creates sent, video seconds, USD of finished jobs."""
 
     def note_failure(self, reason: str | None) -> None:
-        key = (reason or "?")[:160]
+        from vreason.aggregate.tables import shorten
+
+        key = shorten(reason or "?", 160)  # cut where a word ends, marked with "…"; the report has the whole
         self.failure_reasons[key] = self.failure_reasons.get(key, 0) + 1
 
     def as_dict(self) -> dict[str, Any]:
