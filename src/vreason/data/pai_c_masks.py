@@ -14,11 +14,19 @@ in C order into one column, so the runs are the runs of the flat mask, starting 
 ``numpy.dtype``, ``numpy.core.multiarray._reconstruct`` and its numpy-2 spelling, ``scalar``) and the
 builtin containers. Anything else (``os.system``, a class of the released code…) is refused with
 :class:`UnsafePickle` — the file is reported as a per-sample error, never executed.
+
+**Never allocate what the file merely claims**: a few bytes of pickle can ask for gigabytes
+(``bytearray(2**31)``, a ``mask_shape`` of (10⁴, 10⁴, 10⁴) with one compressed run covering it). Every size is
+bounded before anything is allocated: the file itself by :data:`MAX_PICKLE_BYTES`, ``bytearray(n)`` by the
+file's own size, and a mask by :class:`MaskLimits` — the ground-truth video's own frame count and frame size
+when the caller knows them (the scorer probes the video), else :data:`MAX_MASK_ELEMENTS` in all. A file
+over a bound is refused with :class:`MaskTooLarge` (a per-sample error).
 """
 
 from __future__ import annotations
 
 import io
+import os
 import pickle
 from dataclasses import dataclass
 
@@ -32,20 +40,88 @@ _ALLOWED = {
 }
 
 
+MAX_PICKLE_BYTES = 512 * 1024 * 1024
+"""Largest ``sam2_pkls`` file read (the released files hold compressed RLE: a few MB at most)."""
+MAX_MASK_ELEMENTS = 64 * 1024 * 1024
+"""Largest mask (T×H×W booleans, one byte each) decoded when the video's own size is not known."""
+
+MAX_INSTANCE_VOLUMES = 32
+"""The decoded instances of one file hold at most this many full-size masks in all."""
+
+
 class UnsafePickle(pickle.UnpicklingError):
     """The pickle names a global outside the allowed numpy / builtin set."""
 
 
+class MaskTooLarge(ValueError):
+    """The file asks for more memory than the video it describes can need."""
+
+
+@dataclass(frozen=True)
+class MaskLimits:
+    """Bounds on a decoded mask: the ground-truth video's frame count and frame size (None: unknown)."""
+    frames: int | None = None
+    height: int | None = None
+    width: int | None = None
+    max_elements: int = MAX_MASK_ELEMENTS
+
+    @classmethod
+    def of_video(cls, frames: int, height: int, width: int) -> MaskLimits:
+        """The bounds a mask of this video can need (one mask of its full size)."""
+        return cls(frames, height, width, max(int(frames) * int(height) * int(width), 1))
+
+    def check(self, shape: tuple[int, ...], what: str = "mask") -> None:
+        if any(v < 0 for v in shape):
+            raise ValueError(f"{what} shape {tuple(shape)} has a negative size")
+        if len(shape) == 3:
+            for v, bound, name in zip(shape, (self.frames, self.height, self.width),
+                                      ("frames", "height", "width"), strict=True):
+                if bound is not None and v > bound:
+                    raise MaskTooLarge(f"{what} shape {tuple(shape)}: {v} {name} exceeds the video's {bound}")
+        n = 1
+        for v in shape:
+            n *= int(v)
+        if n > self.max_elements:
+            raise MaskTooLarge(f"{what} shape {tuple(shape)} holds {n} elements, more than the "
+                               f"{self.max_elements} allowed")
+
+
 class _Restricted(pickle.Unpickler):
+    def __init__(self, fh, max_bytes: int):
+        super().__init__(fh)
+        self._max_bytes = max_bytes
+
     def find_class(self, module: str, name: str):  # noqa: D401 - pickle's hook
-        if (module, name) in _ALLOWED:
-            return super().find_class(module, name)
-        raise UnsafePickle(f"refused to load {module}.{name} (only plain numpy arrays and builtins are allowed)")
+        if (module, name) not in _ALLOWED:
+            raise UnsafePickle(f"refused to load {module}.{name} (only plain numpy arrays and builtins are "
+                               "allowed)")
+        if (module, name) == ("builtins", "bytearray"):
+            return self._bytearray
+        if name == "_reconstruct":
+            return self._reconstruct(super().find_class(module, name))
+        return super().find_class(module, name)
+
+    def _reconstruct(self, real):
+        # numpy's _reconstruct(cls, shape, dtype) allocates an empty array of shape: numpy itself writes
+        # (0,) and sets the real shape with the data that follows; bound it by the file's own size
+        def build(cls, shape, dtype):
+            dims = (shape,) if isinstance(shape, int) else tuple(shape)
+            if _prod(dims) > self._max_bytes:
+                raise MaskTooLarge(f"array of shape {dims} is larger than the file itself")
+            return real(cls, shape, dtype)
+        return build
+
+    def _bytearray(self, *args):
+        # bytearray(n) allocates n zero bytes from a number in the file: bound it by the file's own size
+        if args and isinstance(args[0], int) and not isinstance(args[0], bool) and args[0] > self._max_bytes:
+            raise MaskTooLarge(f"bytearray({args[0]}) is larger than the file itself ({self._max_bytes} bytes)")
+        return bytearray(*args)
 
 
 def load_pickle(data: bytes):
-    """Unpickle ``data`` allowing only numpy arrays and builtin containers."""
-    return _Restricted(io.BytesIO(data)).load()
+    """Unpickle ``data`` allowing only numpy arrays and builtin containers (``bytearray(n)`` at most as
+    large as ``data``)."""
+    return _Restricted(io.BytesIO(data), max(len(data), 1024)).load()
 
 
 def rle_decode_counts(counts: bytes | str | list[int]) -> list[int]:
@@ -103,18 +179,32 @@ def runs_of(flat: np.ndarray) -> list[int]:
     return ([0] + runs) if flat[0] else runs
 
 
-def decode_mask(rle: dict, shape: tuple[int, ...]) -> np.ndarray:
-    """A boolean mask of ``shape`` from a one-column COCO RLE of its C-order flattening."""
+def decode_mask(rle: dict, shape: tuple[int, ...], limits: MaskLimits | None = None) -> np.ndarray:
+    """A boolean mask of ``shape`` from a one-column COCO RLE of its C-order flattening; ``shape`` is
+    checked against ``limits`` (default: :data:`MAX_MASK_ELEMENTS`) before anything is allocated."""
+    shape = tuple(int(v) for v in shape)
+    (limits or MaskLimits()).check(shape)
     runs = rle_decode_counts(rle["counts"])
-    n = int(np.prod(shape))
+    if any(r < 0 for r in runs):
+        raise ValueError("RLE has a negative run")
+    n = 1
+    for v in shape:
+        n *= v
     size = rle.get("size")
-    if size is not None and int(np.prod([int(v) for v in size])) != n:
+    if size is not None and _prod(size) != n:
         raise ValueError(f"RLE size {list(size)} does not hold a mask of shape {tuple(shape)}")
     if sum(runs) != n:
         raise ValueError(f"RLE runs cover {sum(runs)} pixels, the mask shape {tuple(shape)} has {n}")
     values = np.zeros(len(runs), dtype=bool)
     values[1::2] = True
     return np.repeat(values, runs).reshape(shape)
+
+
+def _prod(values) -> int:
+    n = 1
+    for v in values:
+        n *= int(v)
+    return n
 
 
 def encode_mask(mask: np.ndarray) -> dict:
@@ -131,26 +221,40 @@ class PhraseMask:
     """Boolean T×H×W."""
 
 
-def read_instances(path: str, max_frames: int | None = None) -> list[PhraseMask]:
-    """The instance masks of one ``sam2_pkls`` file (restricted unpickling; see the module docstring).
+def read_instances(path: str, max_frames: int | None = None,
+                   limits: MaskLimits | None = None) -> list[PhraseMask]:
+    """The instance masks of one ``sam2_pkls`` file (restricted unpickling, every size bounded by
+    ``limits``; see the module docstring).
 
-    Raises ``ValueError`` / :class:`UnsafePickle` with the reason for a malformed or unsafe file."""
+    Raises ``ValueError`` / :class:`UnsafePickle` / :class:`MaskTooLarge` with the reason for a malformed,
+    unsafe or oversized file."""
+    limits = limits or MaskLimits()
+    size = os.path.getsize(path)
+    if size > MAX_PICKLE_BYTES:
+        raise MaskTooLarge(f"{size} bytes is larger than a segmentation file can be ({MAX_PICKLE_BYTES})")
     with open(path, "rb") as fh:
         obj = load_pickle(fh.read())
     if not isinstance(obj, list):
         raise ValueError(f"expected a list of detections, got {type(obj).__name__}")
     out = []
+    total = 0
     for i, rec in enumerate(obj):
         if not isinstance(rec, dict) or "phrase" not in rec or "segmentation_mask_rle" not in rec:
             raise ValueError(f"detection {i} is not a {{phrase, segmentation_mask_rle}} record")
         seg = rec["segmentation_mask_rle"]
         if isinstance(seg, np.ndarray):
+            limits.check(seg.shape, f"detection {i} mask")
             mask = seg.astype(bool)
         else:
             shape = tuple(int(v) for v in seg["mask_shape"])
             if len(shape) != 3:
                 raise ValueError(f"detection {i}: mask_shape {shape} is not (T, H, W)")
-            mask = decode_mask(seg["data"], shape)
+            limits.check(shape, f"detection {i} mask")
+            mask = decode_mask(seg["data"], shape, limits)
+        total += mask.size
+        if total > limits.max_elements * MAX_INSTANCE_VOLUMES:
+            raise MaskTooLarge(f"the detections hold {total} mask elements in all, more than "
+                               f"{MAX_INSTANCE_VOLUMES} full-size masks")
         if max_frames:
             mask = mask[:max_frames]
         out.append(PhraseMask(str(rec["phrase"]), mask))
@@ -176,5 +280,6 @@ def phrase_masks(instances: list[PhraseMask]) -> dict[str, np.ndarray]:
     return out
 
 
-__all__ = ["PhraseMask", "UnsafePickle", "decode_mask", "encode_mask", "load_pickle", "phrase_masks",
+__all__ = ["MAX_INSTANCE_VOLUMES", "MAX_MASK_ELEMENTS", "MAX_PICKLE_BYTES", "MaskLimits", "MaskTooLarge",
+           "PhraseMask", "UnsafePickle", "decode_mask", "encode_mask", "load_pickle", "phrase_masks",
            "read_instances", "rle_decode_counts", "rle_encode_counts", "runs_of"]

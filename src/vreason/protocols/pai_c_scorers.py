@@ -41,6 +41,16 @@ def gt_video(sample: Sample) -> str:
     return path
 
 
+def _mask_limits(path: str):
+    """The ground-truth video's own frame count and size, bounding what its segmentation file may decode."""
+    from vreason.data.pai_c_masks import MaskLimits
+    from vreason.frames.video import probe
+
+    info = probe(path)
+    slack = max(8, info.n_frames // 10)  # a container's frame count can be an estimate
+    return MaskLimits.of_video(info.n_frames + slack, info.height, info.width)
+
+
 def _batches(it, size: int):
     batch: list = []
     for x in it:
@@ -271,7 +281,7 @@ class PaiCSegScorer(_PaiC):
             if not pkl or not os.path.isfile(pkl):
                 raise FileNotFoundError(f"{sample.metadata.get('sam2_pkl')} is missing (or pass --opt "
                                         "seg_gt=recompute to segment the ground truth with the same models)")
-            inst = read_instances(pkl)
+            inst = read_instances(pkl, limits=_mask_limits(gt_video(sample)))
             labels = (list(dict.fromkeys(i.phrase for i in inst))
                       if self.o.get("seg_labels", "gt_phrases") == "gt_phrases" else caption_phrases(sample.prompt))
         if propagate:
