@@ -92,9 +92,28 @@ def is_secret_key(key: str) -> bool:
     return False
 
 
+_KNOWN_SECRETS: set[str] = set()
+
+
+def register_secret(value: str | None) -> None:
+    """Make :func:`redact_text` scrub ``value`` wherever it appears (the exact string and its base64
+    form): the key, password or header value a client of this process sends. Values under 6
+    characters are not registered (they would scrub ordinary words)."""
+    import base64
+
+    if not value or len(value) < 6:
+        return
+    _KNOWN_SECRETS.add(value)
+    _KNOWN_SECRETS.add(base64.b64encode(value.encode()).decode("ascii"))
+
+
 def redact_text(text: str) -> str:
-    """Secrets inside text replaced by ``***``: URL credentials (``https://user:key@host``, ``?key=…``), an
-    ``Authorization`` / ``X-Api-Key`` / ``Cookie`` header's value, a ``Bearer`` / ``Basic`` credential."""
+    """Secrets inside text replaced by ``***``: every value given to :func:`register_secret` (and its
+    base64 form), URL credentials (``https://user:key@host``, ``?key=…``), an ``Authorization`` /
+    ``X-Api-Key`` / ``Cookie`` header's value, a ``Bearer`` / ``Basic`` credential."""
+    for secret in sorted(_KNOWN_SECRETS, key=len, reverse=True):
+        if secret in text:
+            text = text.replace(secret, "***")
     text = _URL_SECRET_PARAM.sub(r"\1***", _URL_CREDENTIALS.sub(r"\1***@", text))
     return _BEARER.sub(r"\1 ***", _AUTH_HEADER.sub(r"\1\2***", text))
 

@@ -142,6 +142,22 @@ def reply_from_body(text: str, content_type: str = "") -> JudgeReply:
     return JudgeReply(text=content, usage=usage, finish_reason=finish)
 
 
+def _userinfo_secrets(base_url: str) -> list[str]:
+    """The credential strings a base URL's ``user:password@`` puts on the wire: the user info as written
+    and percent-decoded, the password alone, and the ``Basic`` header value (base64 of user:password)."""
+    from urllib.parse import unquote
+
+    u = urlparse(base_url)
+    if u.username is None and u.password is None:
+        return []
+    raw = u.netloc.rpartition("@")[0]
+    user, password = unquote(u.username or ""), unquote(u.password or "")
+    plain = f"{user}:{password}"
+    out = [raw, plain, password, base64.b64encode(plain.encode()).decode("ascii"),
+           base64.b64encode(plain.encode("latin-1", "replace")).decode("ascii")]
+    return [s for s in dict.fromkeys(out) if s]
+
+
 class OpenAIJudge(Judge):
     backend = "openai"
 
@@ -172,6 +188,19 @@ class OpenAIJudge(Judge):
         self.provider = provider
         self.api_key_env = api_key_env
         self._api_key = api_key if api_key is not None else os.environ.get(api_key_env)
+        from vreason.store import register_secret
+
+        userinfo = _userinfo_secrets(self.base_url)
+        if userinfo and self._api_key:
+            # httpx turns user:password@ into "Authorization: Basic …", replacing the key's Bearer header:
+            # the key would be dropped without a word. Refuse the ambiguity.
+            raise ConfigError(
+                f"judge {provider}:{model}: the base URL carries user:password@ and {api_key_env} is set; "
+                f"the URL's credentials would replace the key (HTTP Basic) — keep one of them")
+        for secret in userinfo:
+            register_secret(secret)
+        if userinfo:
+            self._api_key = "EMPTY"  # the URL's credentials authenticate (HTTP Basic)
         if not self._api_key:
             if urlparse(self.base_url).hostname in ("127.0.0.1", "localhost", "::1", "0.0.0.0"):
                 self._api_key = "EMPTY"  # local servers (vLLM, Ollama) accept any key
@@ -181,6 +210,8 @@ class OpenAIJudge(Judge):
                 raise ConfigError(
                     f"judge {provider}:{model}: set the API key in the environment variable {api_key_env}"
                 )
+        if self._api_key and self._api_key != "EMPTY":
+            register_secret(self._api_key)
         self.timeout = float(timeout)
         self.image_format = image_format
         self.jpeg_quality = int(jpeg_quality)
@@ -302,9 +333,14 @@ class OpenAIJudge(Judge):
         return reply_from_body(resp.text, resp.headers.get("content-type", ""))
 
     def _scrub(self, text: str) -> str:
+        """Error text without any value this judge sends as a credential (key, URL user:password and
+        its ``Basic`` base64 form — registered with :func:`~vreason.store.register_secret`), nor any
+        other secret :func:`~vreason.store.redact_text` knows."""
+        from vreason.store import redact_text
+
         if self._api_key and self._api_key != "EMPTY":
             text = text.replace(self._api_key, "***")
-        return text[:500]
+        return redact_text(text)[:500]
 
     def _map_error(self, e: Exception) -> JudgeTransportError:
         import openai
