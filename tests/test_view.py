@@ -25,27 +25,30 @@ def run_dir(tmp_path_factory) -> str:
 
 @contextlib.contextmanager
 def serving(run_dirs):
-    """``vreason view``'s app (reports built when missing) served on 127.0.0.1; yields the base URL."""
-    with serve(make_app(run_dirs)) as base:
-        yield base
+    """``vreason view``'s app (reports built when missing) served on 127.0.0.1; yields a client that
+    opened the tokened URL once (so it holds the access cookie), with the base URL as its base."""
+    app = make_app(run_dirs)
+    with serve(app) as base, httpx.Client(base_url=base) as client:
+        assert client.get("/", params={"token": app.state.token}).status_code == 200
+        yield client
 
 
 def test_view_serves_report_and_paired_compare(run_dir):
-    with serving([run_dir]) as base:
-        home = httpx.get(base + "/")
+    with serving([run_dir]) as c:
+        home = c.get("/")
         assert home.status_code == 200 and "/r/0/report/index.html" in home.text
-        index = httpx.get(base + "/r/0/report/index.html")
+        index = c.get("/r/0/report/index.html")
         assert index.status_code == 200 and 'id="grid-data"' in index.text
-        assert httpx.get(base + "/r/0/report/samples/maze-easy-000.html").status_code == 200
-        page = httpx.get(base + "/compare")
+        assert c.get("/r/0/report/samples/maze-easy-000.html").status_code == 200
+        page = c.get("/compare")
         assert page.status_code == 200 and "0:oracle" in page.text
-        got = httpx.get(base + "/compare.json", params={"a": "0:oracle", "b": "0:static"}).json()
+        got = c.get("/compare.json", params={"a": "0:oracle", "b": "0:static"}).json()
         assert got["scorer"] == "synth-verifier" and got["n_pairs"] == 4
         # oracle solves every task, static none: every paired delta is positive, so is the interval
         assert all(p["delta"] > 0 for p in got["pairs"]) and got["ci_low"] > 0 and got["delta"] > 0.5
-        same = httpx.get(base + "/compare.json", params={"a": "0:static", "b": "0:static"}).json()
+        same = c.get("/compare.json", params={"a": "0:static", "b": "0:static"}).json()
         assert same["delta"] == 0.0 and same["ci_low"] == 0.0
-        assert httpx.get(base + "/compare.json", params={"a": "7:x", "b": "0:static"}).status_code == 404
+        assert c.get("/compare.json", params={"a": "7:x", "b": "0:static"}).status_code == 404
 
 
 def test_imported_videos_outside_the_run_play_from_file_and_through_view(tmp_path):
@@ -73,8 +76,8 @@ def test_imported_videos_outside_the_run_play_from_file_and_through_view(tmp_pat
                    == (suite / "videos" / "maze-easy-000.mp4").resolve())
     inside = [os.path.normpath(run / "report" / "samples" / s).startswith(str(run) + os.sep) for s in srcs]
     assert all(inside), srcs  # no page link leaves the run folder
-    with serving([str(run)]) as base:
+    with serving([str(run)]) as c:
         for src, want in ((model_src, original), (ref_src, suite / "videos" / "maze-easy-000.mp4")):
-            got = httpx.get(base + "/r/0/report/" + src.removeprefix("../"))
+            got = c.get("/r/0/report/" + src.removeprefix("../"))
             assert got.status_code == 200 and got.content == want.read_bytes()
-        assert httpx.get(base + "/r/0/../../suite/manifest.jsonl").status_code == 404
+        assert c.get("/r/0/../../suite/manifest.jsonl").status_code == 404

@@ -1,7 +1,17 @@
 """`vreason view RUN_DIR [RUN_DIR…]`: serve the runs' HTML reports on 127.0.0.1 and compare runs or models.
 
-Each run folder is served under ``/r/<i>/`` (its report at ``/r/<i>/report/index.html``; a run without
-one gets it built first). ``/compare.json?a=<i>:<model>&b=<j>:<model>`` gives the paired per-sample
+Each run's report is served under ``/r/<i>/`` (``/r/<i>/report/index.html``; a run without one gets it
+built first).
+
+**Served like the annotation app, and only what the report shows**: bound to 127.0.0.1; every request
+needs the random access token (``?token=…`` in the printed URL on the first visit, then an HttpOnly
+SameSite=Strict cookie) and a ``Host`` of 127.0.0.1 / localhost / [::1] (a DNS-rebinding page gets 403).
+Only registered media are served: the files under ``report/`` (not through a symlink leaving it), the
+run's own videos and debug images the store records, and under ``report/media/linked/`` only links to a
+video or data file the run's store names (the data files already confined to the dataset's root by the
+loaders). Never the SQLite store, the judge cache, the manifest or anything else of the run folder.
+
+``/compare.json?a=<i>:<model>&b=<j>:<model>`` gives the paired per-sample
 deltas of the normalised score (pairs: same sample and seed, both ok) with the paired bootstrap
 interval of :func:`vreason.aggregate.stats.paired_delta_ci`; ``/compare`` is a page over it.
 Needs the ``web`` extra (fastapi, uvicorn).
@@ -10,6 +20,7 @@ Needs the ``web`` extra (fastapi, uvicorn).
 from __future__ import annotations
 
 import os
+import secrets
 from typing import Any
 
 import pandas as pd
@@ -55,11 +66,11 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, *, scorer: str | None = None, metr
             "ci_high": num(hi), "level": level, "pairs": pairs}
 
 
-def make_app(run_dirs: list[str]) -> Any:
-    """The FastAPI app serving ``run_dirs`` (reports built when missing)."""
+def make_app(run_dirs: list[str], *, token: str | None = None) -> Any:
+    """The FastAPI app serving ``run_dirs`` (reports built when missing); ``app.state.token`` holds the
+    access token (random unless given)."""
     from fastapi import FastAPI, HTTPException
-    from fastapi.responses import HTMLResponse
-    from fastapi.staticfiles import StaticFiles
+    from fastapi.responses import FileResponse, HTMLResponse
     from markupsafe import escape
 
     from vreason.report.html import script_json
@@ -77,7 +88,8 @@ def make_app(run_dirs: list[str]) -> Any:
 
     choices = [{"key": f"{i}:{m}", "label": f"{os.path.basename(d)} / {m}"}
                for i, d in enumerate(runs) for m in sorted(frame(i)["model"].unique())]
-    app = FastAPI(title="vreason view")
+    app = FastAPI(title="vreason view", docs_url=None, redoc_url=None, openapi_url=None)
+    guard(app, token or secrets.token_urlsafe(24), "vreason view")
 
     @app.get("/", response_class=HTMLResponse)
     def home() -> str:
@@ -109,10 +121,112 @@ def make_app(run_dirs: list[str]) -> Any:
             raise HTTPException(404, str(exc)) from exc
         return {"a": a, "b": b, **out}
 
-    for i, d in enumerate(runs):
-        # symlinks are followed: the report links imported videos and data files (only those) under report/media/linked/
-        app.mount(f"/r/{i}", StaticFiles(directory=d, html=True, follow_symlink=True), name=f"run{i}")
+    media = [_registered_media(d) for d in runs]
+
+    @app.get("/r/{i}/{path:path}")
+    def run_file(i: int, path: str) -> Any:
+        if i < 0 or i >= len(runs):
+            raise HTTPException(404, "no such run")
+        found = _served_file(runs[i], path, media[i])
+        if found is None:
+            raise HTTPException(404, "not a file of this run's report")
+        return FileResponse(found)
     return app
+
+
+COOKIE = "vreason_view"
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def host_name(host: str) -> str:
+    """The host name of a ``Host`` header (``[::1]:8765`` → ``::1``, ``localhost:80`` → ``localhost``)."""
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1:].partition("]")[0]
+    return host.rpartition(":")[0] if host.count(":") == 1 else host
+
+
+def guard(app: Any, token: str, command: str) -> None:
+    """The local-server guard: a ``Host`` of this machine's loopback names only (DNS rebinding), and the
+    access token (query on the first visit, then an HttpOnly SameSite=Strict cookie) on every request."""
+    from fastapi import Request
+    from fastapi.responses import PlainTextResponse
+
+    app.state.token = token
+
+    @app.middleware("http")
+    async def require_token(request: Request, call_next):  # noqa: ANN001, ANN202
+        if host_name(request.headers.get("host", "")) not in LOCAL_HOSTS:
+            return PlainTextResponse("forbidden: wrong Host (this server answers 127.0.0.1 / localhost only)",
+                                     status_code=403)
+        given = request.query_params.get("token")
+        ok_query = given is not None and secrets.compare_digest(given, token)
+        ok_cookie = secrets.compare_digest(request.cookies.get(COOKIE, ""), token)
+        if not (ok_query or ok_cookie):
+            return PlainTextResponse(f"forbidden: open the URL printed by `{command}` (it carries the token)",
+                                     status_code=403)
+        response = await call_next(request)
+        if ok_query and not ok_cookie:
+            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+        response.headers["Cache-Control"] = response.headers.get("Cache-Control", "no-store")
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        return response
+
+
+def _inside(root: str, path: str) -> bool:
+    return os.path.commonpath([root, path]) == root
+
+
+def _registered_media(run_dir: str) -> set[str]:
+    """Real paths of the files the run's report may show outside ``report/``: its videos, their debug
+    images, and the samples' data files (images / videos) — as recorded in the run's store."""
+    from vreason.store import RunStore
+
+    out: set[str] = set()
+
+    def add(path: str | None, base: str = run_dir) -> None:
+        if path:
+            out.add(os.path.realpath(path if os.path.isabs(path) else os.path.join(base, path)))
+
+    with RunStore(run_dir, create=False) as store:
+        for v in store.videos():
+            add(v.path)
+        for sc in store.scores():
+            for p in getattr(sc.evidence, "debug_images", None) or []:
+                add(p)
+        for s in store.samples():
+            for field in ("input_image", "input_video", "reference_image", "reference_video"):
+                value = getattr(s, field, None)
+                if value:
+                    add(s.resolve(value))
+    return out
+
+
+def _served_file(run_dir: str, path: str, media: set[str]) -> str | None:
+    """The file ``/r/<i>/<path>`` may serve, or None: a regular file under ``report/`` (not through a
+    symlink leaving it, except a ``report/media/linked/`` link to registered media), or registered
+    media inside the run."""
+    import posixpath
+
+    if "\0" in path or "\\" in path:
+        return None
+    rel = posixpath.normpath("/" + path).lstrip("/")
+    if not rel or rel.startswith("..") or any(part == ".." for part in path.split("/")):
+        return None
+    run_real = os.path.realpath(run_dir)
+    report_real = os.path.join(run_real, "report")
+    full = os.path.join(run_real, *rel.split("/"))
+    if os.path.isdir(full):
+        full = os.path.join(full, "index.html")
+    real = os.path.realpath(full)
+    if not os.path.isfile(real):
+        return None
+    linked = os.path.join(report_real, "media", "linked") + os.sep
+    if full.startswith(linked):
+        return real if real in media else None
+    if _inside(report_real, real):
+        return real
+    return real if _inside(run_real, real) and real in media else None
 
 
 def _build(run_dir: str) -> None:
@@ -137,7 +251,8 @@ def view(
     except ImportError as exc:
         raise ImportError("vreason view needs the web extra: pip install 'vreason[web]'") from exc
     app = make_app(run_dirs)
-    typer.echo(f"serving {len(run_dirs)} run(s) on http://127.0.0.1:{port}/ (Ctrl-C stops)")
+    typer.echo(f"serving {len(run_dirs)} run(s) on http://127.0.0.1:{port}/?token={app.state.token} "
+               "(open this URL; Ctrl-C stops)")
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
