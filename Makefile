@@ -42,7 +42,7 @@ demo: $(DEMO_STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=600
+	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=600 -n auto --durations=15
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

@@ -3,7 +3,9 @@
 Registered (each found by its file name; pass names to run only some):
 bench_generate (API generation throughput vs the ideal against the fake video API, target ≥ 0.8),
 bench_judge, bench_memory (peak RSS of verifying a 4000×4000 video, target < 500 MB),
-bench_synth_validity, bench_video.
+bench_synth_validity, bench_video; then ``adversarial_full``: the full adversarial matrix
+(tests/test_synth_adversarial.py --adv-full, every variant at every difficulty, a fresh printed seed), which the
+default ``make test`` only samples.
 """
 
 from __future__ import annotations
@@ -29,5 +31,14 @@ for path in paths:
     print(f"== {name}: exit {code} in {time.perf_counter() - t0:.1f} s\n", flush=True)
     if code:
         failed.append(name)
+if not only or "adversarial_full" in only:
+    print("== adversarial_full", flush=True)
+    t0 = time.perf_counter()
+    tests = os.path.join(os.path.dirname(here), "tests", "test_synth_adversarial.py")
+    code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--adv-full",
+                            "-n", "auto", "--timeout=600", tests])
+    print(f"== adversarial_full: exit {code} in {time.perf_counter() - t0:.1f} s\n", flush=True)
+    if code:
+        failed.append("adversarial_full")
 print("benchmarks failed: " + ", ".join(failed) if failed else "all benchmarks passed")
 sys.exit(1 if failed else 0)

@@ -51,3 +51,25 @@ def opencv_samples() -> dict[str, str]:
     for name, path in out.items():
         assert os.path.exists(path), f"opencv-doc sample {name} missing at {path}"
     return out
+
+
+# ---------------------------------------------------------------- adversarial matrix: sample or full, replayable
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--adv-full", action="store_true", default=False,
+                     help="run the full adversarial matrix (every variant at every difficulty) instead of the "
+                          "default sample (every variant of every family at one seeded-random difficulty)")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Decided once in the controlling process and passed through the environment, so every pytest-xdist
+    # worker (started after this hook) collects the same cases. Replay a run with VREASON_ADV_SEED=<seed>.
+    if not os.environ.get("VREASON_ADV_SEED"):
+        os.environ["VREASON_ADV_SEED"] = str(int.from_bytes(os.urandom(4), "little") % 10**9)
+    if config.getoption("--adv-full"):
+        os.environ["VREASON_ADV_FULL"] = "1"
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    mode = "full matrix" if os.environ.get("VREASON_ADV_FULL") == "1" else "sampled (one difficulty per variant)"
+    seed = os.environ["VREASON_ADV_SEED"]
+    return f"vreason adversarial seed: {seed} ({mode}); replay with VREASON_ADV_SEED={seed}"

@@ -7,6 +7,10 @@ dest=.cache/opencv-doc
 marker="$dest/usr/share/doc/opencv-doc/examples/data/vtest.avi"
 [ -f "$marker" ] && exit 0
 mkdir -p "$dest" .cache/deb
+# Several pytest-xdist workers may call this at once: one fetches, the others wait and then find the marker.
+exec 9>.cache/opencv-doc.lock
+flock 9
+[ -f "$marker" ] && exit 0
 cd .cache/deb
 if ! ls opencv-doc_*.deb >/dev/null 2>&1; then
   apt-get download opencv-doc >/dev/null 2>&1 || { apt-get update -qq && apt-get download opencv-doc; }
