@@ -83,3 +83,91 @@ def test_legit_bytearray_and_arrays_still_load(tmp_path):
     obj = [bytearray(b"abc"), np.arange(12, dtype=np.int32).reshape(3, 4)]
     got = load_pickle(pickle.dumps(obj, protocol=4))
     assert got[0] == bytearray(b"abc") and np.array_equal(got[1], obj[1])
+
+
+# ---------------------------------------------------------------- data paths confined to the dataset's root
+
+
+def _hostile_rise(tmp_path):
+    """The RISE fixture with records pointing outside its folder: absolute, ``../`` and a symlink."""
+    import json
+    import os
+
+    from PIL import Image
+
+    from fixtures_rise import write_dataset
+
+    data = write_dataset(str(tmp_path / "RISE"))
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.png"
+    rng = np.random.default_rng(7)
+    Image.fromarray(rng.integers(0, 255, (40, 40, 3), dtype=np.uint8)).save(secret)
+    os.symlink(secret, os.path.join(data, "images", "link.png"))
+    path = os.path.join(data, "v5.json")
+    with open(path, encoding="utf-8") as fh:
+        records = json.load(fh)
+    by_id = {r["task_id"]: r for r in records}
+    generic = [r for r in records if not r["task_id"].startswith("log_")]
+    generic[0]["image_path"] = str(secret)
+    generic[1]["image_path"] = "../outside/secret.png"
+    generic[2]["image_path"] = "images/link.png"
+    by_id["log_4"]["ref_path"] = "../outside/secret.png"  # the reference image goes to the judge
+    hostile = {generic[0]["task_id"], generic[1]["task_id"], generic[2]["task_id"], "log_4"}
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(records, fh, indent=1)
+    return data, secret, hostile
+
+
+def test_hostile_dataset_paths_refused_per_record_and_never_sent_to_the_judge(tmp_path):
+    import base64
+    import json
+
+    from fixtures_rise import write_videos
+    from test_rise_e2e import judge_script
+    from vreason.runner.run import RunConfig, Runner
+    from vreason.store import RunStore
+    from vreason.testing.loopback import LoopbackServer
+
+    data, secret, hostile = _hostile_rise(tmp_path)
+    videos = str(tmp_path / "videos")
+    write_videos(videos, "good", good=True)
+    needle = base64.b64encode(secret.read_bytes()).decode()[:200]
+
+    def run(name, allow):
+        with LoopbackServer(judge_script(True)) as srv:
+            Runner(RunConfig(protocol="rise", run_dir=str(tmp_path / "runs" / name), models=["good"],
+                             options={"data": data, "videos": videos, "n_boot": 20}, allow_outside_data=allow,
+                             judges={"default": f"vllm:judge@{srv.base_url}"}, workers=1)).run()
+            return [json.dumps(b) for b in srv.requests]
+
+    sent = run("confined", False)
+    assert sent and not any(needle in body for body in sent)
+    with RunStore(str(tmp_path / "runs" / "confined"), create=False) as st:
+        errors = st.get_meta("load_errors")
+        ids = {s.id for s in st.samples()}
+    refused = {e["sample_id"]: e for e in errors if "sample_id" in e}
+    assert set(refused) == hostile and not (ids & hostile)
+    assert all("outside the dataset's root" in e["reason"] for e in refused.values())
+    assert sum("symlink" in e["reason"] for e in refused.values()) == 1  # images/link.png
+    assert refused["log_4"]["field"] == "reference_image"
+    # the opt-out lets them through: the same dataset then does send the outside image (the check can fail)
+    opened = run("opted-out", True)
+    assert any(needle in body for body in opened)
+
+
+def test_confine_path_rules(tmp_path):
+    import os
+
+    from vreason.data.confine import OutsideDataRoot, confine_path
+
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.png").write_bytes(b"x")
+    os.symlink("/etc/passwd", root / "pw")
+    assert confine_path(str(root), "sub/a.png").endswith("a.png")
+    assert confine_path(str(root), str(root / "sub" / "a.png"))  # absolute but inside
+    for bad in ("/etc/passwd", "../x.png", "sub/../../x.png", "pw", "sub/\x00.png"):
+        with pytest.raises(OutsideDataRoot):
+            confine_path(str(root), bad)
+    assert confine_path(str(root), "/etc/passwd", allow_outside=True) == "/etc/passwd"

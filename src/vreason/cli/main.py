@@ -198,6 +198,8 @@ def run(
     prompt_variants: str = typer.Option(None, "--prompt-variants", help="Run each model once per variant, e.g. "
                                         "default,videotpo (others run as <model>_<variant>); the report shows "
                                         "the paired difference."),
+    allow_outside_data: bool = typer.Option(False, "--allow-outside-data", help="Accept data paths outside the "
+                                            "dataset's folder (absolute, ../, symlinks out); refused by default."),
     judge: str = typer.Option(None, "--judge", help="Judge spec, e.g. openai:gpt-5 or vllm:Qwen3-VL@URL."),
     vq_judge: str = typer.Option(None, "--vq-judge", help="Separate judge for visual quality (RISE)."),
     hint: str = typer.Option(None, "--hint", help="MME-CoF-Pro hint setting: none, text, visual."),
@@ -257,7 +259,7 @@ def run(
         judge_options={"no_cache": no_cache, "refresh": refresh} if judges else {}, dry_run=dry_run,
         workers=workers, retry_failed=retry_failed, limit=limit,
         videos_dir=videos, convention=convention, manifest=manifest, aggregate=report, force_new=force_new,
-        prompts_file=prompts, prompt_variants=_csv(prompt_variants),
+        prompts_file=prompts, prompt_variants=_csv(prompt_variants), allow_outside_data=allow_outside_data,
         executor=executor, ray_address=ray_address, ray_temp_dir=ray_temp_dir, ray_ship_videos=ray_ship_videos,
         gen_timeout=gen_timeout,
     )

@@ -49,6 +49,20 @@ def load_image_part(path: str):
         raise VideoUnreadableError(path, f"cannot read image: {type(exc).__name__}: {exc}") from exc
 
 
+def sample_image_part(sample, value: str | None):
+    """:func:`load_image_part` for one of ``sample``'s data files — only when it lies inside the dataset's
+    root (:func:`vreason.data.confine.sample_file`): a hostile dataset cannot ship a local file such as
+    ``/etc/passwd`` to a remote judge. A path outside raises a VideoMissingError naming it (a per-sample
+    error)."""
+    from vreason.data.confine import OutsideDataRoot, sample_file
+
+    try:
+        path = sample_file(sample, value)
+    except OutsideDataRoot as exc:
+        raise VideoMissingError(str(value), f"not sent to the judge: {exc}") from None
+    return load_image_part(path)
+
+
 def jpeg_parts(frames: Sequence[np.ndarray], quality: int | None) -> list:
     """Image parts for ``frames``, sent as JPEG at ``quality`` (``None``: the judge's default)."""
     from vreason.judge.base import ImagePart

@@ -23,7 +23,7 @@ from vreason.data.loaderrors import load_error
 from vreason.data.mmecof import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.judge_inputs import encodings_by_marker, interleave, judge_for, load_image_part
+from vreason.protocols.judge_inputs import encodings_by_marker, interleave, judge_for, sample_image_part
 from vreason.protocols.options import ProtocolOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
 from vreason.registry import benchmarks
@@ -98,7 +98,7 @@ class _MmeCofJudged(Scorer):
         from vreason.frames import sample_frames
 
         image_path = sample.metadata.get("image_no_hint") or sample.input_image
-        image = load_image_part(sample.resolve(image_path))
+        image = sample_image_part(sample, image_path)
         if not video.path:
             raise VideoError(str(video.path), "no video path")
         got = sample_frames(video.path, self.frame_policy)

@@ -283,6 +283,9 @@ class RiseReasoningJudge(_RiseJudged):
 
         gt_path = sample.resolve(sample.reference_image)
         try:
+            from vreason.data.confine import sample_file  # never a file outside the dataset to the judge
+
+            sample_file(sample, sample.reference_image)
             gt = await asyncio.to_thread(image_part_from_file, gt_path or "", label="Image 2: ground-truth image")
         except (OSError, ValueError) as exc:  # missing, unreadable or undecodable: named per sample
             return self.fail(sample, video, f"ground-truth image unusable: {gt_path}: {type(exc).__name__}: {exc}")

@@ -25,7 +25,7 @@ from pydantic import Field, field_validator
 from vreason.data.ruler import METRIC_CODE, METRICS, load_ruler, ruler_video_path
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.judge_inputs import encodings_by_marker, interleave, jpeg_parts, judge_for, load_image_part
+from vreason.protocols.judge_inputs import encodings_by_marker, interleave, jpeg_parts, judge_for, sample_image_part
 from vreason.protocols.options import ProtocolOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
@@ -88,9 +88,9 @@ class RulerChecklistScorer(Scorer):
         tpl = get_template(self.template, path=self.template_path)
         images: dict[str, list[Any]] = {"INPUT_IMAGE": [], "GT_IMAGE": [], "INPUT_VIDEO": [], "VIDEO": []}
         if sample.input_image:
-            images["INPUT_IMAGE"] = [load_image_part(sample.resolve(sample.input_image))]
+            images["INPUT_IMAGE"] = [sample_image_part(sample, sample.input_image)]
         if sample.reference_image:
-            images["GT_IMAGE"] = [load_image_part(sample.resolve(sample.reference_image))]
+            images["GT_IMAGE"] = [sample_image_part(sample, sample.reference_image)]
         in_idx: list[int] = []
         if sample.input_video:
             got = sample_frames(sample.resolve(sample.input_video), self.input_video_policy)

@@ -43,6 +43,8 @@ class RunConfig:
     """JSONL of extra prompts (``sample_id``, ``variant``, ``prompt``), e.g. ``vreason tpo``'s output."""
     prompt_variants: list[str] = field(default_factory=list)
     """Run every model once per variant (``default`` = the sample's prompt; others as ``<model>_<variant>``)."""
+    allow_outside_data: bool = False
+    """Accept data paths outside the dataset's root (absolute, ``../``, symlinks out); see data/confine.py."""
 
     def as_dict(self) -> dict[str, Any]:
         return {k: getattr(self, k) for k in self.__dataclass_fields__}

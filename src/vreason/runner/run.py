@@ -81,6 +81,9 @@ class Runner:
         if isinstance(data, str) and data and not os.path.exists(data):
             raise ConfigError(f"--data {data}: no such file or folder")
         res = self.protocol.load()
+        from vreason.data.confine import confine_samples  # data paths stay inside the dataset's root
+
+        res.samples = confine_samples(res.samples, res.errors, allow_outside=self.cfg.allow_outside_data)
         samples = res.samples[: self.cfg.limit] if self.cfg.limit else res.samples
         generation.apply_prompt_file(samples, self.cfg.prompts_file, self.models, self.store)
         self.store.set_meta("load_errors", res.errors)
