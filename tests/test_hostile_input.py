@@ -171,3 +171,137 @@ def test_confine_path_rules(tmp_path):
         with pytest.raises(OutsideDataRoot):
             confine_path(str(root), bad)
     assert confine_path(str(root), "/etc/passwd", allow_outside=True) == "/etc/passwd"
+
+
+# ---------------------------------------------------------------- hostile files: per-record errors, never a crash
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def _append_to_json_list(path: str, item_text: str) -> int:
+    """Append ``item_text`` as the last item of the JSON list in ``path``; returns the line it starts on."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read().rstrip()
+    assert text.endswith("]")
+    head = text[:-1].rstrip() + ",\n"
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write(head + item_text + "\n]\n")
+    return head.count("\n") + 1
+
+
+def _one_error(errors, path: str, line: int) -> dict:
+    hits = [e for e in errors if f"{path}:{line}" in e["where"]]
+    assert len(hits) == 1, errors
+    return hits[0]
+
+
+def test_rise_deep_item_is_a_record_error_with_file_and_line(tmp_path):
+    from fixtures_rise import write_dataset
+    from vreason.data.rise import load_rise
+
+    data = write_dataset(str(tmp_path / "RISE"))
+    before = len(load_rise(data).samples)
+    path = str(tmp_path / "RISE" / "v5.json")
+    line = _append_to_json_list(path, DEEP)
+    res = load_rise(data)
+    assert len(res.samples) == before
+    assert "deeper" in _one_error(res.errors, path, line)["reason"]
+
+
+def test_ruler_deep_and_overlong_lines(tmp_path, monkeypatch):
+    from _ruler_mmecof_fixtures import ruler_dataset
+    from vreason.data import loaderrors
+    from vreason.data.ruler import load_ruler
+
+    path = ruler_dataset(str(tmp_path / "R"), extra_lines=[DEEP, '{"id": "' + "x" * 300_000 + '"}'])
+    monkeypatch.setattr(loaderrors, "MAX_RECORD_BYTES", 250_000)
+    res = load_ruler(path)
+    n = len(res.samples)
+    assert n > 0
+    with open(path, encoding="utf-8") as fh:
+        total = sum(1 for _ in fh)
+    assert "deeper" in _one_error(res.errors, path, total - 1)["reason"]
+    assert "longer than the 250000" in _one_error(res.errors, path, total)["reason"]
+
+
+def test_tivibench_deep_annotation_line(tmp_path):
+    from _tivibench_fixtures import DEFAULT_ANNOTATIONS, release
+    from vreason.data.tivibench import load_tivibench
+
+    root = str(tmp_path / "T")
+    release(root)
+    before = len(load_tivibench(root).samples)
+    release(root, annotations=[*DEFAULT_ANNOTATIONS, DEEP])
+    res = load_tivibench(root)
+    assert len(res.samples) == before
+    deep = [e for e in res.errors if "deeper" in e["reason"]]
+    assert len(deep) == 1 and "vreason_annotations.jsonl:" in deep[0]["where"]
+
+
+def test_pai_g_deep_item_and_deep_question_file(tmp_path):
+    import os
+
+    from _pai_gu_fixtures import write_g_dataset
+    from vreason.data.pai_g import load_pai_g
+
+    root = write_g_dataset(str(tmp_path / "G"))
+    before = len(load_pai_g(root).samples)
+    path = os.path.join(root, "cosmos_predict2_bench_full_info.json")
+    line = _append_to_json_list(path, DEEP)
+    res = load_pai_g(root)
+    assert "deeper" in _one_error(res.errors, path, line)["reason"]
+    qfile = sorted(os.listdir(os.path.join(root, "vqa")))[0]
+    with open(os.path.join(root, "vqa", qfile), "w", encoding="utf-8") as fh:
+        fh.write(DEEP)
+    res = load_pai_g(root)
+    assert len(res.samples) == before - 1 and any("deeper" in e["reason"] for e in res.errors)
+
+
+def test_pai_u_deep_line_and_undecodable_bytes_never_reach_the_store(tmp_path):
+    import os
+
+    from _pai_gu_fixtures import write_u_dataset
+    from vreason.data.pai_u import load_pai_u
+    from vreason.store import RunStore
+
+    root = write_u_dataset(str(tmp_path / "U"), corrupt=None)
+    before = len(load_pai_u(root).samples)
+    path = os.path.join(root, "test.jsonl")
+    with open(path, "ab") as fh:
+        fh.write(DEEP.encode() + b"\n")
+        fh.write(b'{"id": "bad", "question": "caf\xff?", "video_path": "videos/u1.mp4", "answer": "A",'
+                 b' "index2ans": {"A": "yes", "B": "no"}}\n')
+    with open(path, "rb") as fh:
+        total = fh.read().count(b"\n")
+    res = load_pai_u(root)
+    assert len(res.samples) == before
+    assert "deeper" in _one_error(res.errors, path, total - 1)["reason"]
+    bad = _one_error(res.errors, path, total)
+    assert bad["field"] == "question" and "UTF-8" in bad["reason"]
+    with RunStore(str(tmp_path / "run")) as st:
+        st.put_samples(res.samples)  # every sample that loaded can be stored
+
+
+def test_pai_c_huge_csv_field_and_deep_caption(tmp_path):
+    import csv
+    import os
+
+    from _pai_c_fixtures import write_dataset
+    from vreason.data.pai_c import load_pai_c
+
+    root = write_dataset(str(tmp_path / "C"))
+    before = len(load_pai_c(root)[0])
+    meta = os.path.join(root, "metadata.csv")
+    with open(meta, "a", newline="") as fh:
+        csv.writer(fh).writerow(["huge", "x" * (csv.field_size_limit() + 10), 3])
+    with open(meta) as fh:
+        total = fh.read().count("\n")
+    samples, errors = load_pai_c(root)
+    assert len(samples) == before
+    hit = _one_error(errors, meta, total)
+    assert "field larger than field limit" in hit["reason"]
+    cap = sorted(os.listdir(os.path.join(root, "captions")))[0]
+    with open(os.path.join(root, "captions", cap), "w") as fh:
+        fh.write(DEEP)
+    samples, errors = load_pai_c(root)
+    assert any("deeper" in e["reason"] for e in errors)

@@ -21,6 +21,82 @@ from typing import Any
 from vreason.errors import RecordError
 
 WHOLE_RECORD = "record"
+MAX_RECORD_BYTES = 16 * 1024 * 1024
+"""Largest record (a JSONL line, an item of a JSON list) parsed: a longer one is a per-record error, not
+ten times its size in memory. Nesting deeper than Python's parser can follow (``[[[[…`` 100,000 deep) is
+a per-record error too, never a ``RecursionError``."""
+TOO_DEEP = "nested deeper than can be parsed (hostile or damaged file)"
+
+
+def too_long(size: int) -> str:
+    return f"record of {size} bytes is longer than the {MAX_RECORD_BYTES} allowed"
+
+
+def loads(text: str | bytes) -> Any:
+    """``json.loads`` whose too-deep nesting raises ``ValueError`` (not ``RecursionError``)."""
+    import json
+
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise ValueError(TOO_DEEP) from None
+
+
+def _value_end(text: str, pos: int) -> int:
+    """Where the JSON value starting at ``pos`` ends, found without recursion (strings and brackets
+    followed, nothing built) — to step over an item too deep to parse."""
+    depth, i, n = 0, pos, len(text)
+    while i < n:
+        c = text[i]
+        if c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            if depth == 0:
+                return i + 1
+        elif c in "[{":
+            depth += 1
+        elif c in "]}":
+            depth -= 1
+            if depth <= 0:
+                return i + (1 if depth == 0 else 0)
+        elif depth == 0 and c in ", \t\r\n":
+            return i
+        i += 1
+    return n
+
+
+def json_list_items(path: str, text: str) -> list[tuple[int, int, Any, str | None]]:
+    """``(index, line, item, error)`` for every item of the top-level JSON list in ``text``, parsed one
+    by one: an item too deep or too long is an error row (``item`` None) and the others still load.
+    Raises ``ValueError`` naming the file and line when the text is not a JSON list."""
+    import json
+
+    dec = json.JSONDecoder()
+    start = len(text) - len(text.lstrip())
+    if not text[start:start + 1] == "[":
+        raise ValueError(f"{path}: expected a JSON list of records")
+    out: list[tuple[int, int, Any, str | None]] = []
+    pos, line, counted = start + 1, 1, 0
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        if pos >= len(text):
+            raise ValueError(f"{path}:{line}: not valid JSON (the list is not closed)")
+        if text[pos] == "]":
+            return out
+        line += text.count("\n", counted, pos)
+        counted = pos
+        try:
+            item, end = dec.raw_decode(text, pos)
+            err = too_long(end - pos) if end - pos > MAX_RECORD_BYTES else None
+            out.append((len(out), line, None if err else item, err))
+        except RecursionError:
+            end = _value_end(text, pos)
+            out.append((len(out), line, None, TOO_DEEP))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        pos = end
 
 
 class RecordFieldError(RecordError):
@@ -63,8 +139,13 @@ def jsonl_records(path: str, data: bytes) -> Iterator[tuple[str, Any, str | None
         if not line.strip():
             continue
         where = f"{path}:{n}"
+        if len(line) > MAX_RECORD_BYTES:
+            yield where, None, bad_utf8, load_error(where, WHOLE_RECORD, too_long(len(line)), file=path, line=n)
+            continue
         try:
             yield where, json.loads(line), bad_utf8, None
+        except RecursionError:
+            yield where, None, bad_utf8, load_error(where, WHOLE_RECORD, TOO_DEEP, file=path, line=n)
         except json.JSONDecodeError as exc:
             yield where, None, bad_utf8, load_error(where, WHOLE_RECORD, bad_utf8 or f"not valid JSON: {exc}")
 
@@ -129,8 +210,17 @@ def json_or_jsonl_records(path: str, unwrap: Any = None) -> list[tuple[str, Any,
         data = fh.read()
     if path.endswith(".jsonl"):
         return [(where, rec, err) for where, rec, _, err in jsonl_records(path, data)]
+    text = decode_utf8(data)
+    del data
     try:
-        items = json.loads(decode_utf8(data))
+        items = json.loads(text)
+    except RecursionError:
+        if unwrap is not None and not text.lstrip().startswith("["):
+            raise ValueError(f"{path}: {TOO_DEEP}") from None
+        # a list holding a too-deep item: every other item still loads, the deep one is an error row
+        return [(f"{path}:{line} (item {i})", item,
+                 load_error(f"{path}:{line} (item {i})", WHOLE_RECORD, err, file=path, line=line) if err else None)
+                for i, line, item, err in json_list_items(path, text)]
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg})") from None
     if unwrap is not None:

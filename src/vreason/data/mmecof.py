@@ -129,7 +129,7 @@ def parse_steps(value: Any) -> list[str]:
         if s.startswith("["):
             try:
                 return parse_steps(json.loads(s))
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 pass
         value = [ln for ln in s.splitlines() if ln.strip()]
     if not isinstance(value, list):
@@ -262,6 +262,8 @@ def _read(path: str) -> list[Row]:
             top = json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        except RecursionError:
+            raise ValueError(f"{path}: nested deeper than can be parsed (hostile or damaged file)") from None
         if isinstance(top, list):
             lines = json_items_with_lines(text, top)
             return [_object_rows(f"{path}:{lines[i]} (item {i})", r) for i, r in enumerate(top)]

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, load_error
+from vreason.data.loaderrors import TOO_DEEP, WHOLE_RECORD, decode_utf8, load_error
 from vreason.records import Mode, Sample, check_safe_id
 
 ID_COLUMNS = ("video_id", "id", "task_id", "uid", "name", "video")
@@ -56,6 +56,8 @@ def read_caption(path: Path) -> str:
         obj = json.loads(decode_utf8(path.read_bytes()))
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path.name}: {TOO_DEEP}") from None
     if not isinstance(obj, dict) or len(obj) != 1:
         raise ValueError(f"expected a single-key dict, got {type(obj).__name__}"
                          + (f" with {len(obj)} keys" if isinstance(obj, dict) else ""))
@@ -70,9 +72,25 @@ def _rows(root: Path, errors: list[dict]) -> list[tuple[str, dict]]:
     if not meta.is_file():  # no metadata: every ground-truth video, domain unknown
         return [(f"{root / 'videos' / p.name}", {"video_id": p.stem})
                 for p in sorted((root / "videos").glob("*.mp4"))]
-    reader = csv.DictReader(decode_utf8(meta.read_bytes()).splitlines())
+    lines = decode_utf8(meta.read_bytes()).splitlines()
+    at = [0]  # the line the csv module last took (its own count lags when a row fails mid-way)
+
+    def fed():
+        for n, text in enumerate(lines, 1):
+            at[0] = n
+            yield text
+
+    reader = csv.DictReader(fed())
     out = []
-    for row in reader:
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:  # e.g. a field over the csv module's size limit: that row only
+            where = f"{meta}:{at[0]}"
+            errors.append(load_error(where, WHOLE_RECORD, f"unreadable CSV row: {exc}", file=str(meta), line=at[0]))
+            continue
         where = f"{meta}:{reader.line_num}"
         if None in row:
             errors.append(load_error(where, WHOLE_RECORD, "more values than columns"))

@@ -96,6 +96,8 @@ def read_questions(path: str) -> list[dict[str, Any]]:
             qs = json.loads(decode_utf8(fh.read()))
     except (OSError, json.JSONDecodeError) as exc:
         raise _Bad(WHOLE_RECORD, f"question file {os.path.basename(path)} is not readable JSON: {exc}") from None
+    except RecursionError:
+        raise _Bad(WHOLE_RECORD, f"question file {os.path.basename(path)}: nested deeper than can be parsed") from None
     if not isinstance(qs, list):
         raise _Bad(WHOLE_RECORD, f"question file {os.path.basename(path)}: expected a list, got {type(qs).__name__}")
     out = []

@@ -17,7 +17,7 @@ import json
 import os
 from typing import Any
 
-from vreason.data.loaderrors import WHOLE_RECORD, json_or_jsonl_records, load_error
+from vreason.data.loaderrors import WHOLE_RECORD, field_with_bad_text, json_or_jsonl_records, load_error
 from vreason.protocols.base import LoadResult
 from vreason.records import Mode, RubricItem, Sample, check_safe_id, safe_id_from
 
@@ -61,7 +61,7 @@ def _options(v: Any) -> dict[str, str]:
     if isinstance(v, str):
         try:
             v = json.loads(v)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             raise _Bad("index2ans", "index2ans is text that is not a JSON object") from None
     if not isinstance(v, dict) or not v:
         raise _Bad("index2ans", f"index2ans must be a non-empty mapping letter -> option, got {type(v).__name__}")
@@ -71,6 +71,9 @@ def _options(v: Any) -> dict[str, str]:
 def _sample(rec: Any, n: int, root: str, seen: set[str]) -> Sample:
     if not isinstance(rec, dict):
         raise _Bad(WHOLE_RECORD, f"an item must be an object, got {type(rec).__name__}")
+    bad_text = field_with_bad_text(rec)
+    if bad_text:  # undecodable bytes never reach a Sample (the store could not serialise it)
+        raise _Bad(bad_text, "text that is not valid UTF-8 (undecodable bytes in the file)")
     missing = [k for k in REQUIRED if rec.get(k) in (None, "")]
     if missing:
         raise _Bad(missing[0], f"item without {', '.join(missing)} (fields: {', '.join(sorted(map(str, rec)))})")

@@ -23,6 +23,7 @@ from vreason.data.loaderrors import (
     decode_utf8,
     field_with_bad_text,
     json_items_with_lines,
+    json_list_items,
     load_error,
 )
 from vreason.records import Mode, RubricItem, Sample, check_safe_id
@@ -223,18 +224,28 @@ def load_rise(data: str, *, check_files: bool = True) -> RiseLoad:
     folder = os.path.dirname(os.path.abspath(path))
     with open(path, "rb") as fh:
         text = decode_utf8(fh.read())
+    bad: dict[int, str] = {}
     try:
         records = json.loads(text)
+    except RecursionError:  # an item nested too deep: the others still load, that one is an error
+        items = json_list_items(path, text)
+        records = [rec for _, _, rec, _ in items]
+        lines = [line for _, line, _, _ in items]
+        bad = {i: err for i, _, _, err in items if err}
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-    if not isinstance(records, list):
-        raise ValueError(f"{path}: expected a JSON list of records, got {type(records).__name__}")
-    lines = json_items_with_lines(text, records)
+    else:
+        if not isinstance(records, list):
+            raise ValueError(f"{path}: expected a JSON list of records, got {type(records).__name__}")
+        lines = json_items_with_lines(text, records)
     out = RiseLoad(json_path=path)
     seen: set[str] = set()
     for i, rec in enumerate(records):
         tid = rec.get("task_id", "") if isinstance(rec, dict) else ""
         where = f"{path}:{lines[i]} (item {i})"
+        if i in bad:
+            out.errors.append(load_error(where, WHOLE_RECORD, bad[i], file=path, line=lines[i], item=i, index=i))
+            continue
         try:
             sample = _record_to_sample(rec, folder, check_files)
             if sample.id in seen:

@@ -82,10 +82,10 @@ def parse_checklist(value: Any) -> list[tuple[str, str]]:
         text = value.strip()
         try:
             value = json.loads(text)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):
             try:
                 value = ast.literal_eval(text)
-            except (ValueError, SyntaxError) as exc:
+            except (ValueError, SyntaxError, RecursionError, MemoryError) as exc:
                 raise ValueError(f"checklist string is neither JSON nor a Python literal: {exc}") from exc
     if hasattr(value, "tolist"):  # numpy arrays from parquet
         value = value.tolist()

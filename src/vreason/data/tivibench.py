@@ -99,6 +99,18 @@ def prompt_records(path: str, dim: str, fmap: TiviFieldMap) -> tuple[list[tuple[
         text = decode_utf8(fh.read())
     try:
         top = json.loads(text)
+    except RecursionError:  # an item nested too deep: the others of a list still load
+        from vreason.data.loaderrors import TOO_DEEP, json_list_items
+
+        if not text.lstrip().startswith("["):
+            return [], [load_error(path, WHOLE_RECORD, TOO_DEEP, file=path)]
+        try:
+            listed = json_list_items(path, text)
+        except ValueError as exc:
+            return [], [load_error(path, WHOLE_RECORD, str(exc), file=path)]
+        errors += [load_error(f"{path}:{line} (item {i})", WHOLE_RECORD, err, file=path, line=line)
+                   for i, line, _, err in listed if err]
+        top = [item for _, _, item, err in listed if not err]
     except json.JSONDecodeError as exc:
         return [], [load_error(f"{path}:{exc.lineno}", WHOLE_RECORD, f"not valid JSON ({exc.msg})")]
     items: list[tuple[str, Any, Any]] = []  # (where, key given by the container or None, record)
