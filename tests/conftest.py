@@ -73,3 +73,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     mode = "full matrix" if os.environ.get("VREASON_ADV_FULL") == "1" else "sampled (one difficulty per variant)"
     seed = os.environ["VREASON_ADV_SEED"]
     return f"vreason adversarial seed: {seed} ({mode}); replay with VREASON_ADV_SEED={seed}"
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+    # also under -q (which hides the header): the line needed to replay this run's sampled cases
+    terminalreporter.write_line(pytest_report_header(config))
