@@ -78,3 +78,17 @@ def pytest_report_header(config: pytest.Config) -> str:
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     # also under -q (which hides the header): the line needed to replay this run's sampled cases
     terminalreporter.write_line(pytest_report_header(config))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_vreason_cache(tmp_path_factory: pytest.TempPathFactory):
+    """Each test session (each pytest-xdist worker) renders suites into its own cache, never into the
+    user's ``~/.cache/vreason`` that other sessions rewrite at the same time; CLI subprocesses inherit it."""
+    if os.environ.get("VREASON_CACHE"):
+        yield
+        return
+    os.environ["VREASON_CACHE"] = str(tmp_path_factory.mktemp("vreason-cache"))
+    try:
+        yield
+    finally:
+        os.environ.pop("VREASON_CACHE", None)
