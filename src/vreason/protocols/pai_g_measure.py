@@ -90,8 +90,9 @@ def torchscript_interpolator(path: str) -> q.Interpolator:
 
         with torch.no_grad():
             out = mod(_to_tensor(a), _to_tensor(b))
-        arr = out[0].permute(1, 2, 0).clamp(0, 1).mul(255).round().byte().numpy()
-        return arr
+        # Released (VBench motion_smoothness.py): the interpolated frame is scaled by 255 and cast with
+        # numpy's astype(np.uint8), which truncates; no rounding.
+        return out[0].permute(1, 2, 0).clamp(0, 1).mul(255).numpy().astype(np.uint8)
 
     return interp
 
