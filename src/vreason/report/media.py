@@ -146,5 +146,13 @@ def build_media(jobs: list[MediaJob], workers: int | None = None) -> list[MediaR
     workers = workers or os.cpu_count() or 1
     if workers <= 1 or len(jobs) < 8:
         return [build_one(j) for j in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
+    import multiprocessing as mp
+
+    from vreason.runner import deathguard
+
+    # the project's guarded start: a forkserver child inherits no open run.lock, and every
+    # worker dies with this process (kill -9 included), so a resume is never refused
+    ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else None
+    deathguard.install()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=deathguard.die_with_parent) as pool:
         return list(pool.map(build_one, jobs, chunksize=max(1, len(jobs) // (workers * 8))))
