@@ -102,7 +102,21 @@ def imaging_scores(path: str, frames: list[np.ndarray]) -> np.ndarray:
 
     mod = _torchscript(path, "imaging-quality")
     with torch.no_grad():
-        return np.array([float(mod(_to_tensor(q.longer_side_512(f))).reshape(-1)[0]) for f in frames])
+        return np.array([float(mod(_longer_512_tensor(f)).reshape(-1)[0]) for f in frames])
+
+
+def _longer_512_tensor(frame: np.ndarray):
+    """Released (VBench imaging_quality.py, transform 'longer'): the longer side brought to 512 when above it
+    by a bilinear resize of the float tensor without antialiasing (align_corners=False, as torchvision's Resize)."""
+    import torch
+
+    t = _to_tensor(frame)
+    h, w = frame.shape[:2]
+    if max(h, w) > 512:
+        s = 512.0 / max(h, w)
+        t = torch.nn.functional.interpolate(t, size=(int(s * h), int(s * w)), mode="bilinear",
+                                            align_corners=False, antialias=False)
+    return t
 
 
 class PaiGQualityScorer(Scorer):
