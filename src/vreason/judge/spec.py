@@ -40,7 +40,7 @@ from vreason.judge.retry import (
 
 GEMINI_URL = "https://generativelanguage.googleapis.com/v1beta/openai/"
 VLLM_URL = "http://localhost:8000/v1"
-_BACKENDS = ("openai", "gemini", "vllm", "transformers", "hf", "scripted", "suite")
+_BACKENDS = ("openai", "gemini", "vllm", "transformers", "hf", "scripted", "suite", "mock")
 _YAML_KEYS = {
     "backend",
     "model",
@@ -66,6 +66,8 @@ _YAML_KEYS = {
     "script",
     "cycle",
     "name",
+    "quality",
+    "seed",
     "completion_tokens",
 }
 
@@ -73,6 +75,10 @@ _YAML_KEYS = {
 def parse_spec(spec: str) -> dict[str, Any]:
     """The config mapping a spec string or YAML path stands for."""
     spec = spec.strip()
+    if spec.split(":", 1)[0].lower() == "mock":  # offline mock judge (judge/mock.py): mock or mock:quality=Q,seed=N
+        from vreason.judge.mock import parse_mock_args
+
+        return parse_mock_args(spec.split(":", 1)[1] if ":" in spec else "")
     if spec.split(":", 1)[0].lower() == "suite":  # the built-in suite's QA answerer (judge/suite_answerer.py)
         return {"backend": "suite", "name": spec.split(":", 1)[1] if ":" in spec else "answerer"}
     if spec.endswith((".yaml", ".yml")) and spec.split(":", 1)[0].lower() not in _BACKENDS:
@@ -174,6 +180,10 @@ def build_backend(cfg: dict[str, Any], *, require_key: bool = True) -> Judge:
         if not cfg.get("script"):
             raise ConfigError("scripted judge: 'script' (a JSONL file) is required")
         return ScriptedJudge(str(cfg["script"]), name=cfg.get("name"), cycle=bool(cfg.get("cycle", False)))
+    if backend == "mock":
+        from vreason.judge.mock import MockJudge
+
+        return MockJudge(quality=float(cfg.get("quality", 0.5)), seed=int(cfg.get("seed", 0)))
     if backend == "suite":
         from vreason.judge.suite_answerer import SuiteAnswerer
 
