@@ -76,8 +76,7 @@ def _evaluate(protocol: str, models: Sequence[str], *, data: str | None, videos:
               judge: str | dict[str, str] | None, seeds: Sequence[int], runs: str, name: str | None,
               options: dict[str, Any] | None, workers: int | None, force_new: bool, report: bool,
               quiet: bool, config: dict[str, Any]) -> Evaluation:
-    from rich.console import Console
-
+    from vreason.console import make_console
     from vreason.errors import ConfigError
     from vreason.runner.outcome import exit_code
     from vreason.runner.run import RunConfig, Runner, make_protocol
@@ -94,7 +93,7 @@ def _evaluate(protocol: str, models: Sequence[str], *, data: str | None, videos:
     cfg = RunConfig(protocol=protocol, run_dir=run_dir, models=list(models), seeds=list(seeds), options=opts,
                     judges=judges, workers=workers, videos_dir=videos, force_new=force_new, aggregate=report,
                     **config)
-    console = Console(stderr=True, quiet=quiet)
+    console = make_console(stderr=True, quiet=quiet)
     try:
         summary = Runner(cfg, console=console).run()
     except ConfigError as exc:  # a refusal worded for the CLI: name this API's arguments instead

@@ -6,12 +6,13 @@ import json
 import os
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-console = Console(stderr=True)
-out = Console()
+from vreason.console import make_console
+
+console = make_console(stderr=True)
+out = make_console()
 
 
 def _declared(protocol: str, opts: dict) -> tuple[dict, list[str]]:
@@ -35,7 +36,7 @@ def _load_samples(protocol: str, data: str | None, extra: dict):
     given = {k: v for k, v in extra.items() if v is not None}
     kept, dropped = _declared(protocol, given)
     for k in dropped:
-        Console(stderr=True).print(f"[yellow]note[/] --{k.replace('_', '-')} ignored: {protocol} has no {k!r} option")
+        console.print(f"[yellow]note[/] --{k.replace('_', '-')} ignored: {protocol} has no {k!r} option")
     opts = {k: v for k, v in {"data": data, **kept}.items() if v is not None}
     res = make_protocol(protocol, opts).load()
     return res.samples, res.errors

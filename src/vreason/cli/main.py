@@ -8,11 +8,11 @@ import sys
 from typing import Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from vreason import __version__
+from vreason.console import make_console
 from vreason.errors import ConfigError, VReasonError
 
 app = typer.Typer(
@@ -26,8 +26,8 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode="rich",
 )
-console = Console(stderr=True)
-out = Console()
+console = make_console(stderr=True)
+out = make_console()
 
 
 def _csv(value: str | None) -> list[str]:

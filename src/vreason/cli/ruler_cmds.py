@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 
 import typer
-from rich.console import Console
+
+from vreason.console import make_console
 
 ruler_app = typer.Typer(help="RULER-Bench tools: draft checklists, enhance prompts (the paper's PE).",
                         no_args_is_help=True)
-out = Console()
-err = Console(stderr=True)
+out = make_console()
+err = make_console(stderr=True)
 
 
 def _run(fn_name: str, data: str, out_path: str, judge: str, only_missing: bool, concurrency: int,

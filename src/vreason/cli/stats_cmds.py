@@ -12,14 +12,14 @@ import os
 
 import pandas as pd
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from vreason.console import make_console
 from vreason.errors import ConfigError
 from vreason.report.cells import text_frame
 
-console = Console(stderr=True)
-out = Console()
+console = make_console(stderr=True)
+out = make_console()
 
 
 def _out_dir(run_dir: str, out_dir: str | None) -> str:

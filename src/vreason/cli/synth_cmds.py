@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
+
+from vreason.console import make_console
 
 synth_app = typer.Typer(help="The built-in, procedurally generated, verifiable suite.", no_args_is_help=True)
-out = Console()
+out = make_console()
 
 
 @synth_app.command("generate")

@@ -7,9 +7,10 @@ import os
 from typing import Any
 
 import typer
-from rich.console import Console
 
-console = Console(stderr=True)
+from vreason.console import make_console
+
+console = make_console(stderr=True)
 
 
 def tpo(

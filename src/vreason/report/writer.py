@@ -262,10 +262,11 @@ def write_report(
 
 def print_tables(result: AggregateResult, console: Any = None, names: Sequence[str] | None = None) -> None:
     """Print the headline tables (``summary["headline_tables"]``, else all but ``failures``) with rich."""
-    from rich.console import Console
     from rich.table import Table
 
-    console = console or Console()
+    from vreason.console import make_console
+
+    console = console or make_console()
     if names is None:
         names = [n for n in result.summary.get("headline_tables", []) if n in result.tables] or \
             [n for n in result.tables if n != "failures"]

@@ -14,6 +14,7 @@ from typing import Any
 from rich.console import Console
 from rich.text import Text
 
+from vreason.console import make_console
 from vreason.errors import ConfigError
 from vreason.records import Sample, Score, Video, VideoStatus
 from vreason.registry import benchmarks, load_builtins
@@ -46,7 +47,7 @@ def make_protocol(name: str, options: dict[str, Any], run_dir: str | None = None
 class Runner:
     def __init__(self, cfg: RunConfig, console: Console | None = None):
         self.cfg = cfg
-        self.console = console or Console(stderr=True)
+        self.console = console or make_console(stderr=True)
         self.lock = RunLock(cfg.run_dir).acquire(f"vreason run {cfg.protocol} ({', '.join(cfg.models)})")
         try:
             if cfg.force_new:
