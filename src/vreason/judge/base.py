@@ -111,6 +111,9 @@ class JudgeRequest:
     decoding: Decoding = field(default_factory=Decoding)
     template: str = ""
     template_version: str = ""
+    sample_id: str | None = None
+    """The sample the request is about (set by the scorers; not sent, not part of the cache key): lets a
+    scripted judge match a rule by sample and the mock judge tell samples with the same text apart."""
 
 
 @dataclass

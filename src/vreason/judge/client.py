@@ -300,6 +300,8 @@ class JudgeClient:
         settings = dict(getattr(self.judge, "settings", lambda: {})())
         if repeat:
             settings["repeat"] = repeat
+        if getattr(self.judge, "replies_by_sample", False) and request.sample_id:  # mock, scripted `sample:`
+            settings["sample_id"] = request.sample_id
         if any(isinstance(p, (ImagePart, VideoPart)) for p in request.parts):
             return await asyncio.to_thread(request_key, self.identity, request, settings)
         return request_key(self.identity, request, settings)

@@ -14,8 +14,10 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from vreason.errors import ConfigError
-from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, Usage
+from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
 from vreason.judge.scripted import request_text
 
 
@@ -33,16 +35,23 @@ class _Rng:
     def good(self, q: float) -> bool:
         return self.u() < q
 
+    def pick(self, options: str) -> str:
+        return options[min(len(options) - 1, int(self.u() * len(options)))]
+
     def grade(self, q: float, lo: int, hi: int) -> int:
         # mean rises with quality: a draw around lo + q*(hi-lo), spread by one step
         x = lo + q * (hi - lo) + (self.u() - 0.5) * 2
         return max(lo, min(hi, round(x)))
 
 
-def _n_questions(text: str) -> int:
-    m = re.search(r"There are (\d+) questions", text)
+def _n_questions(req: JudgeRequest, text: str) -> int:
+    """How many questions a request asks: a stated count (``There are N questions``, ``Questions (N)``),
+    else one text part per question (RISE RA), else the numbered lines."""
+    m = re.search(r"There are (\d+) questions|Questions \((\d+)\)", text)
     if m:
-        return int(m.group(1))
+        return int(m.group(1) or m.group(2))
+    if req.template == "rise_ra":
+        return max(1, sum(isinstance(p, TextPart) for p in req.parts))
     n = len(re.findall(r"(?m)^\s*(?:Q)?\d+[.):]\s+\S", text))
     return max(1, n)
 
@@ -51,37 +60,88 @@ def _yn(r: _Rng, q: float, yes: str = "Yes", no: str = "No") -> str:
     return yes if r.good(q) else no
 
 
-Shape = Callable[[_Rng, float, str], str]
+def _mmecof_quality(r: _Rng, q: float, req: JudgeRequest, t: str) -> str:
+    m = re.search(r"integer from (-?\d+) \(worst\) to (-?\d+) \(best\)", t)
+    lo, hi = (int(m.group(1)), int(m.group(2))) if m else (0, 9)
+    keys = ("consistency", "temporal_consistency", "visual_stability", "hallucination", "physics_grounding")
+    return json.dumps({**{k: r.grade(q, lo, hi) for k in keys}, "reason": "mock"})
+
+
+_ASPECTS = ("Instruction Following", "Visual Consistency", "Visual Fidelity", "Rule Coherence")
+
+
+def _ruler_checklist(r: _Rng, q: float, req: JudgeRequest, t: str) -> str:
+    aspects = [a for a in _ASPECTS if not (a == "Instruction Following" and "do NOT write Instruction" in t)]
+    m = re.search(r"Write (\d+) to (\d+) questions", t)
+    n = max(len(aspects), int(m.group(1)) if m else 0)
+    items = [aspects[i] if i < len(aspects) else "Rule Coherence" for i in range(n)]
+    return json.dumps([{a: f"mock question {i + 1}: is the expected outcome visible?"} for i, a in enumerate(items)])
+
+
+def _letters(t: str) -> str:
+    found = "".join(dict.fromkeys(re.findall(r"(?m)^\s*([A-Z])\s*[:.)]\s", t)))
+    return found or "ABCD"
+
+
+def _improved(r: _Rng, q: float, req: JudgeRequest, t: str) -> str:
+    m = re.search(r"<VARIABLE>\s*(.*?)\s*</VARIABLE>", t, re.DOTALL)
+    return f"<IMPROVED_VARIABLE>{(m.group(1) if m else '') or 'mock revised prompt'}</IMPROVED_VARIABLE>"
+
+
+Shape = Callable[[_Rng, float, JudgeRequest, str], str]
+"""A reply shape: (draws, quality, request, request text) -> reply text that the template's parser accepts."""
 
 SHAPES: dict[str, Shape] = {
-    "generic_yes_no": lambda r, q, t: _yn(r, q),
-    "pai_g_vqa": lambda r, q, t: _yn(r, q, "YES", "NO"),
-    "rise_ra": lambda r, q, t: json.dumps(
-        [{"question": f"Q{i + 1}", "answer": _yn(r, q), "reason": "mock"} for i in range(_n_questions(t))]
+    "generic_yes_no": lambda r, q, req, t: _yn(r, q),
+    "pai_g_vqa": lambda r, q, req, t: _yn(r, q, "YES", "NO"),
+    "rise_ra": lambda r, q, req, t: json.dumps(
+        [{"question": f"Q{i + 1}", "answer": _yn(r, q), "reason": "mock"} for i in range(_n_questions(req, t))]
     ),
-    "rise_ra_ref": lambda r, q, t: json.dumps({"Question": "mock", "Score": r.grade(q, 1, 5), "Reason": "mock"}),
-    "rise_tc": lambda r, q, t: json.dumps(
+    "rise_ra_ref": lambda r, q, req, t: json.dumps(
+        {"Question": "mock", "Score": r.grade(q, 1, 5), "Reason": "mock"}
+    ),
+    "rise_tc": lambda r, q, req, t: json.dumps(
         {"Instruction": "mock", "Final Score": r.grade(q, 1, 5), "Reason": "mock"}
     ),
-    "rise_pr": lambda r, q, t: json.dumps({"score": r.grade(q, 1, 5), "justification": "mock"}),
-    "rise_vq": lambda r, q, t: json.dumps({"score": r.grade(q, 1, 3), "justification": "mock"}),
-    "mmecof_step": lambda r, q, t: json.dumps({"reason": "mock", "completed": _yn(r, q, "yes", "no")}),
-    "tivibench_qa": lambda r, q, t: json.dumps(
-        {"answers": [_yn(r, q, "yes", "no") for _ in range(_n_questions(t))]}
+    "rise_pr": lambda r, q, req, t: json.dumps({"score": r.grade(q, 1, 5), "justification": "mock"}),
+    "rise_vq": lambda r, q, req, t: json.dumps({"score": r.grade(q, 1, 3), "justification": "mock"}),
+    "mmecof_step": lambda r, q, req, t: json.dumps({"reason": "mock", "completed": _yn(r, q, "yes", "no")}),
+    "mmecof_quality": _mmecof_quality,
+    "tivibench_qa": lambda r, q, req, t: json.dumps(
+        {"answers": [_yn(r, q, "yes", "no") for _ in range(_n_questions(req, t))]}
     ),
-    "ruler_judge": lambda r, q, t: "<answer>"
-    + json.dumps([("Good" if r.good(q) else ("Medium" if r.good(0.5) else "Poor")) for _ in range(_n_questions(t))])
+    "ruler_judge": lambda r, q, req, t: "<think>mock</think><answer>"
+    + json.dumps(
+        [("Good" if r.good(q) else ("Medium" if r.good(0.5) else "Poor")) for _ in range(_n_questions(req, t))]
+    )
     + "</answer>",
-    "ruler_enhance": lambda r, q, t: json.dumps({"enhanced_prompt": "mock enhanced prompt"}),
-    "pai_u_mcq": lambda r, q, t: f"<think>mock</think><answer>{'ABCD'[int(r.u() * 4)]}</answer>",
-    "videotpo_gradient": lambda r, q, t: "mock feedback: state the expected outcome explicitly.",
-    "videotpo_loss": lambda r, q, t: "mock analysis.",
-    "videotpo_update": lambda r, q, t: "mock revised prompt",
+    "ruler_checklist": _ruler_checklist,
+    "ruler_enhance": lambda r, q, req, t: json.dumps(
+        {"enhanced_prompt": "mock enhanced prompt: the expected outcome is shown clearly."}
+    ),
+    "pai_u_mcq": lambda r, q, req, t: f"<think>mock</think><answer>{r.pick(_letters(t))}</answer>",
+    "videotpo_loss": lambda r, q, req, t: "mock analysis: the videos only partly carry out the task.",
+    "videotpo_gradient": lambda r, q, req, t: "mock feedback: state the expected outcome explicitly.",
+    "videotpo_update": _improved,
 }
+
+
+def _content_key(req: JudgeRequest) -> str:
+    """What tells two requests with the same text apart: the sample id, the decoding seed and a coarse
+    digest of the images (every 8th pixel) or video paths, so that two models' videos get different replies."""
+    h = hashlib.sha256()
+    for p in req.parts:
+        if isinstance(p, ImagePart):
+            img = np.ascontiguousarray(np.asarray(p.image)[::8, ::8])
+            h.update(str(img.shape).encode() + img.tobytes())
+        elif isinstance(p, VideoPart):
+            h.update(p.path.encode())
+    return f"{req.sample_id or ''}|{req.decoding.seed}|{h.hexdigest()[:16]}"
 
 
 class MockJudge(Judge):
     backend = "mock"
+    replies_by_sample = True  # the sample id is part of the draw: cached under it (judge/client.py)
 
     def __init__(self, *, quality: float = 0.5, seed: int = 0):
         if not 0.0 <= quality <= 1.0:
@@ -97,9 +157,9 @@ class MockJudge(Judge):
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         text = request_text(request)
-        r = _Rng(f"{self.seed}|{request.template}|{text}")
+        r = _Rng(f"{self.seed}|{request.template}|{_content_key(request)}|{text}")
         shape = SHAPES.get(request.template, SHAPES["generic_yes_no"])
-        reply = shape(r, self.quality, text)
+        reply = shape(r, self.quality, request, text)
         n_img = sum(isinstance(p, ImagePart) for p in request.parts)
         return JudgeReply(reply, Usage(len(text) // 4 + 85 * n_img, max(1, len(reply) // 4)), "stop")
 

@@ -4,12 +4,17 @@ Each script entry is either a reply string or a mapping::
 
     {"reply": "Yes"}                              # a reply
     {"match": "Is the ball red?", "reply": "No"}  # a rule: used when the request text contains "match"
+    {"sample": "rise_0001", "template": "rise_tc", "reply": "..."}  # a rule for one sample and template
     {"error": "rate_limit", "retry_after": 0.1}   # a transport error (kinds: see retry.py)
     {"reply": "...", "finish_reason": "length"}
 
-Rules (entries with ``match``) answer every request whose text contains their string; the other
-entries are consumed in order. With ``cycle=True`` the ordered entries repeat; otherwise running out
-is a ``fatal`` transport error naming the script, so a test never gets an invented reply.
+Rules are entries with at least one of ``match`` (a substring of the request text), ``sample`` (the
+request's sample id, exactly) and ``template`` (the template name, exactly); a rule applies when all the
+keys it has agree, and the first applicable rule in file order answers. Rules answer the same request
+the same way whatever the order of the calls, so they are deterministic under concurrency; the other
+entries are consumed in call order (deterministic with one worker only). With ``cycle=True`` the ordered
+entries repeat; otherwise running out is a ``fatal`` transport error naming the script, so a test never
+gets an invented reply.
 """
 
 from __future__ import annotations
@@ -25,6 +30,19 @@ from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextP
 from vreason.judge.retry import JudgeTransportError
 
 Entry = str | dict[str, Any]
+RULE_KEYS = ("match", "sample", "template")
+
+
+def is_rule(entry: Entry) -> bool:
+    return isinstance(entry, dict) and any(k in entry for k in RULE_KEYS)
+
+
+def rule_applies(rule: dict[str, Any], request: JudgeRequest, text: str) -> bool:
+    if "sample" in rule and str(rule["sample"]) != (request.sample_id or ""):
+        return False
+    if "template" in rule and str(rule["template"]) != request.template:
+        return False
+    return "match" not in rule or str(rule["match"]) in text
 
 
 def load_script(path: str) -> list[Entry]:
@@ -70,8 +88,10 @@ class ScriptedJudge(Judge):
             self.name = name or ("callable" if callable(script) else "list")
         self._fn = script if callable(script) else None
         entries = [] if callable(script) else list(script)
-        self._rules = [e for e in entries if isinstance(e, dict) and "match" in e]
-        self._queue = [e for e in entries if not (isinstance(e, dict) and "match" in e)]
+        self._rules = [e for e in entries if is_rule(e)]
+        self._queue = [e for e in entries if not is_rule(e)]
+        # a reply that depends on the sample id is cached under it (judge/client.py reads this)
+        self.replies_by_sample = any("sample" in r for r in self._rules)
         self._pos = 0
         self.cycle = cycle
         self.latency = latency
@@ -89,7 +109,7 @@ class ScriptedJudge(Judge):
             return self._fn(request)
         text = request_text(request)
         for rule in self._rules:
-            if str(rule["match"]) in text:
+            if rule_applies(rule, request, text):
                 return rule
         if self._pos >= len(self._queue):
             if not self.cycle or not self._queue:

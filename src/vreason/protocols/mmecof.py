@@ -104,7 +104,7 @@ class _MmeCofJudged(Scorer):
         got = sample_frames(video.path, self.frame_policy)
         return image, got
 
-    def _request(self, user_vars: dict[str, Any], image, frames):
+    def _request(self, user_vars: dict[str, Any], image, frames, sample_id: str | None = None):
         from vreason.judge.base import Decoding, JudgeRequest
         from vreason.judge.templates import get_template
 
@@ -112,7 +112,7 @@ class _MmeCofJudged(Scorer):
         system, user = tpl.render(**user_vars)
         return JudgeRequest(parts=interleave(user, {"INPUT_IMAGE": [image], "VIDEO": frames}), system=system or None,
                             decoding=Decoding(max_tokens=self.max_tokens), template=tpl.name,
-                            template_version=tpl.version)
+                            template_version=tpl.version, sample_id=sample_id)
 
     @staticmethod
     def _encoding(image, frames) -> dict[str, str]:
@@ -144,7 +144,7 @@ class MmeCofStepScorer(_MmeCofJudged):
         try:
             image, got = await asyncio.to_thread(self._inputs, sample, video)
             requests = [self._request({"instruction": instruction, "n_frames": len(got.frames), "step": s.text,
-                                       "step_index": k, "n_steps": len(steps)}, image, got.frames)
+                                       "step_index": k, "n_steps": len(steps)}, image, got.frames, sample.id)
                         for k, s in enumerate(steps, 1)]
         except VideoError as exc:
             return self.fail(sample, video, str(exc))
@@ -198,7 +198,7 @@ class MmeCofQualityScorer(_MmeCofJudged):
         try:
             image, got = await asyncio.to_thread(self._inputs, sample, video)
             req = self._request({"instruction": instruction, "n_frames": len(got.frames), "lo": self.lo,
-                                 "hi": self.hi}, image, got.frames)
+                                 "hi": self.hi}, image, got.frames, sample.id)
         except VideoError as exc:
             return self.fail(sample, video, str(exc))
         except ConfigError as exc:

@@ -103,7 +103,7 @@ class PaiGDomainScorer(Scorer):
         got = sample_frames(str(video.path), self.frame_policy)
         return got.frames, got.indices, got.policy
 
-    def _request(self, question: str, parts: list):
+    def _request(self, question: str, parts: list, sample_id: str | None = None):
         from vreason.judge.base import Decoding, JudgeRequest
         from vreason.judge.templates import get_template
 
@@ -111,7 +111,7 @@ class PaiGDomainScorer(Scorer):
         system, user = tpl.render(question=question)
         return JudgeRequest(parts=interleave(user, {"VIDEO": parts}), system=system or None,
                             decoding=Decoding(temperature=0.0, max_tokens=self.max_tokens, top_p=1.0),
-                            template=tpl.name, template_version=tpl.version)
+                            template=tpl.name, template_version=tpl.version, sample_id=sample_id)
 
     async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
         client = judge_for(ctx, self.judge_role)
@@ -122,7 +122,7 @@ class PaiGDomainScorer(Scorer):
         items = [i for i in sample.rubric if i.kind == "question" and i.expected]
         try:
             parts, indices, pol = await asyncio.to_thread(self._video_parts, video)
-            requests = [self._request(i.text, parts) for i in items]
+            requests = [self._request(i.text, parts, sample.id) for i in items]
         except VideoError as exc:
             return self.fail(sample, video, str(exc))
         except ConfigError as exc:

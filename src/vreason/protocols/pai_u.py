@@ -90,7 +90,7 @@ class PaiUMcqScorer(Scorer):
         dec = Decoding(temperature=self.temperature, top_p=self.top_p, max_tokens=self.max_tokens, seed=seed,
                        extra=extra)
         return JudgeRequest(parts=interleave(user, {"VIDEO": parts}), system=system or None, decoding=dec,
-                            template=tpl.name, template_version=tpl.version)
+                            template=tpl.name, template_version=tpl.version, sample_id=sample.id)
 
     async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
         client = judge_for(ctx, self.judge_role)

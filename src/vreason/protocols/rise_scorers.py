@@ -43,11 +43,11 @@ MAX_TOKENS = 8192
 """Room for reasoning judges (GPT-5 counts its reasoning tokens here); temperature 0 as released."""
 
 
-def _request(parts: list[Any], system: str, tpl: Any):
+def _request(parts: list[Any], system: str, tpl: Any, sample_id: str | None = None):
     from vreason.judge.base import Decoding, JudgeRequest
 
     return JudgeRequest(parts=parts, system=system, decoding=Decoding(temperature=0.0, max_tokens=MAX_TOKENS),
-                        template=tpl.name, template_version=tpl.version)
+                        template=tpl.name, template_version=tpl.version, sample_id=sample_id)
 
 
 def ra_policy(sample: Sample) -> str:
@@ -110,7 +110,7 @@ class _RiseJudged(Scorer):
         parts: list[Any] = [ImagePart(f, quality=self.jpeg_quality) for f in sf.frames]
         if user:
             parts.append(TextPart(user))
-        req = _request(parts, system, tpl)
+        req = _request(parts, system, tpl, sample.id)
         outcome = await client.ask(req, parsers.likert(lo, hi, key=key))
         ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
                       details={"scale": [lo, hi], "key": key, "image_encoding": f"jpeg:q{self.jpeg_quality}"})
@@ -259,7 +259,7 @@ class RiseReasoningJudge(_RiseJudged):
         system, _ = tpl.render(question="")
         parts: list[Any] = [ImagePart(f, quality=self.jpeg_quality) for f in sf.frames]
         parts += [TextPart(tpl.render(question=q)[1]) for q in questions]
-        req = _request(parts, system, tpl)
+        req = _request(parts, system, tpl, sample.id)
         outcome = await client.ask(req, yes_no_list_parser(len(questions), self.ra_count, self.ra_yes))
         details: dict[str, Any] = {"mode": "yes_no", "ra_count": self.ra_count, "ra_yes": self.ra_yes,
                                    "n_questions": len(questions), "image_encoding": f"jpeg:q{self.jpeg_quality}"}
@@ -295,7 +295,7 @@ class RiseReasoningJudge(_RiseJudged):
             system, user = tpl.render(question=q)
             parts = [ImagePart(sf.frames[-1], label="Image 1: final frame of the video", quality=self.jpeg_quality),
                      gt, TextPart(user)]
-            reqs.append(_request(parts, system, tpl))
+            reqs.append(_request(parts, system, tpl, sample.id))
         outcomes = await asyncio.gather(*(client.ask(r, parsers.likert(1, 5, key="Score")) for r in reqs))
         calls = [{"question": q, "score": o.value if o.ok else None, "ok": o.ok, "reason": o.reason,
                   "judge": o.evidence(r).model_dump()} for q, o, r in zip(questions, outcomes, reqs, strict=True)]

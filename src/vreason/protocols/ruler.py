@@ -109,7 +109,7 @@ class RulerChecklistScorer(Scorer):
         )
         request = JudgeRequest(parts=interleave(user, images), system=system or None,
                                decoding=Decoding(max_tokens=self.max_tokens),
-                               template=tpl.name, template_version=tpl.version)
+                               template=tpl.name, template_version=tpl.version, sample_id=sample.id)
         details: dict[str, Any] = {"image_encoding": encodings_by_marker(images)}
         if in_idx:
             details["input_video_frame_indices"] = in_idx

@@ -259,7 +259,7 @@ class TiviQaScorer(Scorer):
     def applies(self, sample: Sample) -> bool:
         return (sample.metadata.get("metric") or {}).get("family") == "vlm_qa"
 
-    def _request(self, questions: list[str], frames: list[np.ndarray]):
+    def _request(self, questions: list[str], frames: list[np.ndarray], sample_id: str | None = None):
         from vreason.judge.base import Decoding, JudgeRequest
         from vreason.judge.templates import get_template
         from vreason.protocols.judge_inputs import interleave
@@ -268,7 +268,7 @@ class TiviQaScorer(Scorer):
         system, user = tpl.render(questions=questions, n_questions=len(questions), n_frames=len(frames))
         return JudgeRequest(parts=interleave(user, {"VIDEO": frames}), system=system or None,
                             decoding=Decoding(max_tokens=self.max_tokens), template=tpl.name,
-                            template_version=tpl.version)
+                            template_version=tpl.version, sample_id=sample_id)
 
     async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
         from vreason.frames import sample_frames
@@ -288,7 +288,7 @@ class TiviQaScorer(Scorer):
         questions = [q.text for q in params.questions]
         try:
             got = await asyncio.to_thread(sample_frames, video.path, self.frame_policy)
-            req = self._request(questions, got.frames)
+            req = self._request(questions, got.frames, sample.id)
         except VideoError as exc:
             return self.fail(sample, video, f"video error: {exc}")
         except ConfigError as exc:
