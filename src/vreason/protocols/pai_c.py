@@ -69,6 +69,10 @@ class PaiCOptions(ProtocolOptions):
         "zero", description="No mask on one side: 0 / 0 as the released code, or unscored.")
     quality: str | None = Field(None, description="DOVER technical quality backend: torchscript:/path/model.pt "
                                 "(uint8 T×H×W×3 in, score out).")
+    dover_input: Literal["original", "aligned"] = Field(
+        "original", description="What DOVER scores: the original files, every frame at their own size (the newer "
+        "released code, which passes the file bytes), or `aligned`: the prediction trimmed to the ground truth's "
+        "frame count and resized to its size (the September-2025 code).")
     dover_gt: bool = Field(True, description="Also score the ground truth with the quality backend (evidence "
                            "`dover_tech_score_gt`, as released).")
     diversity: bool = Field(True, description="Compute Diversity-LPIPS over the caption variants.")
@@ -78,7 +82,10 @@ class PaiCOptions(ProtocolOptions):
                                        "LPIPS.")
     lpips_heads: str | None = Field(None, description="Local LPIPS linear-head weights (the lpips wheel's "
                                     "weights/v0.1/<net>.pth).")
-    device: str | None = Field(None, description="Device for local models (`--device`): cpu, cuda, auto.")
+    device: str | None = Field(None, description="Device for local models (`--device`): cpu, cuda, auto. Blur SSIM "
+                               "and Canny always run on the CPU (no GPU path is implemented).")
+    frame_threads: int = Field(0, ge=0, description="Threads computing the blur SSIM / Canny frames of one pair (0 = "
+                               "the cores available; 1 = serial). Numbers are identical for every value.")
     dtype: Literal["float32", "float16", "bfloat16"] = Field("float32", description="Model dtype.")
     batch_size: int = Field(8, ge=1, description="Frames per model batch (bounds memory).")
     n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals.")
@@ -88,7 +95,7 @@ class PaiCOptions(ProtocolOptions):
 
 RELEASED = ("canny_preset", "canny_gray", "canny_degenerate", "depth_gt", "depth_error_cap", "seg_labels",
             "seg_propagate", "seg_stride", "seg_gt", "seg_drop_empty", "seg_empty", "max_frames", "lpips_net",
-            "n_variants")
+            "n_variants", "dover_input")
 """Options named in the report when they depart from the released code (seg_labels is vreason's closest
 equivalent; segmentation matches the released flow only with a SAM2 video segmenter — the evidence's
 ``seg_mode`` says which mode scored; see docs/pai_c.md)."""

@@ -102,15 +102,15 @@ class PaiCFidelityScorer(_PaiC):
                                           "canny_recall")
 
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+        from vreason.protocols.pai_c_fidelity import fidelity, resolve_threads
+
         info = M.PairInfo()
-        blur, edges = M.BlurAcc(), M.CannyCounts()
         preset, gray = self.o.get("canny_preset", "medium"), bool(self.o.get("canny_gray", False))
-        for g, p in self._pairs(sample, video, info):
-            blur.add(g, p)
-            edges.add_edges(M.canny(g, preset, gray=gray), M.canny(p, preset, gray=gray))
+        threads = resolve_threads(self.o.get("frame_threads", 0))
+        blur, edges = fidelity(self._pairs(sample, video, info), preset, gray, threads)
         details = {**self._info(info), "bilateral": M.BILATERAL, "canny_preset": preset,
                    "canny_thresholds": list(M.CANNY_PRESETS[preset]), "canny_gray": gray,
-                   "tp": edges.tp, "fp": edges.fp, "fn": edges.fn}
+                   "tp": edges.tp, "fp": edges.fp, "fn": edges.fn, "fidelity_device": "cpu"}
         ev = Evidence(details=details)
         out: list[Score] = []
         b = blur.result()
@@ -325,12 +325,28 @@ class PaiCDoverScorer(_PaiC):
         from vreason.protocols.pai_c_quality import make_quality
 
         q = make_quality(self.o.get("quality"), device=self.o.get("device", "cpu"))
-        info = M.PairInfo()
-        pairs = list(self._pairs(sample, video, info))
-        value = q.score([p for _, p in pairs])
-        details = {**self._info(info), "quality_backend": q.name, "released_model": "DOVER technical"}
-        if self.o.get("dover_gt", True):
-            details["dover_tech_score_gt"] = q.score([g for g, _ in pairs])
+        mode = self.o.get("dover_input", "original")
+        details: dict[str, Any] = {"quality_backend": q.name, "released_model": "DOVER technical", "dover_input": mode}
+        if mode == "original":
+            # the newer released code (compute_metrics.py dover_single_task) scores the original files' bytes:
+            # every frame at the file's own size, no trimming to the ground truth and no resize
+            if not video.path:
+                raise VideoError(str(video.path), "no video path")
+            pred = list(M.iter_rgb(video.path, None))
+            details.update(pred_frames=len(pred), pred_size=list(pred[0].shape[:2]))
+            value = q.score(pred)
+            del pred
+            if self.o.get("dover_gt", True):
+                gt = list(M.iter_rgb(gt_video(sample), None))
+                details.update(gt_frames=len(gt), gt_size=list(gt[0].shape[:2]))
+                details["dover_tech_score_gt"] = q.score(gt)
+        else:  # "aligned": the September-2025 code, the trimmed and resized arrays
+            info = M.PairInfo()
+            pairs = list(self._pairs(sample, video, info))
+            value = q.score([p for _, p in pairs])
+            details.update(self._info(info))
+            if self.o.get("dover_gt", True):
+                details["dover_tech_score_gt"] = q.score([g for g, _ in pairs])
         return [self.ok(sample, video, "dover_tech_score", value, None, evidence=Evidence(details=details))]
 
 
