@@ -1,5 +1,7 @@
 """Graph traversal (TiViBench SS / graph): a blue token travels along the lines of a graph, node by node,
-from its node to the red-ringed node by the route with the fewest hops (unique by construction).
+from its node to the red-ringed node by the route with the fewest hops (unique by construction). The route
+bends: the straight chord from the token to the destination leaves it by at least ``BEND`` node spacings, so
+gliding straight across the board is never the route.
 
 Nodes are grey discs on a jittered grid (3×3 easy, 3×4 medium, 4×5 hard) joined by a random spanning
 tree plus extra edges; the shortest route is at least 2 / 3 / 4 hops and the only one of its length.
@@ -30,6 +32,10 @@ LEVELS = {"easy": (3, 3, 2, 2), "medium": (3, 4, 3, 3), "hard": (4, 5, 4, 5)}
 NODE_R, TOKEN_R, WALL_R = 0.2, 0.13, 0.22
 """Node, token and off-route wall half-size, in node spacings."""
 NODE_FILL, NODE_EDGE, EDGE = (205, 205, 205), (90, 90, 90), (150, 150, 150)
+BEND = 0.5
+"""Least distance (node spacings) between the route and the straight chord from its start to its end: the
+verifier's path tolerance is 0.3 spacing, so a straight glide fails by a margin (version 1 had no such rule and
+about one easy instance in ten had a near-straight route, which a straight glide followed honestly)."""
 MOVE = (0.1, 0.85)
 """The walk happens over this fraction of the video (held before and after)."""
 
@@ -98,6 +104,14 @@ def _route(n: int, edges: list[tuple[int, int]], src: int, dst: int) -> list[int
     return path[::-1]
 
 
+def _bend(pts: Sequence[Sequence[float]], route: Sequence[int]) -> float:
+    """Largest distance (pixels) of the route's nodes from the straight chord joining its ends."""
+    p = np.array([pts[i] for i in route], dtype=np.float64)
+    d = p[-1] - p[0]
+    normal = np.array([-d[1], d[0]]) / max(float(np.hypot(*d)), 1e-9)
+    return float(np.abs((p - p[0]) @ normal).max())
+
+
 def render(state: dict[str, Any], positions: Sequence[tuple[float, float]]) -> list[np.ndarray]:
     """Frames with the token at each (x, y) pixel position."""
     import cv2
@@ -143,7 +157,7 @@ def walk(state: dict[str, Any], route: Sequence[int], n: int, span: tuple[float,
 @family
 class Graph(TaskFamily):
     name = "graph"
-    version = "1"
+    version = "2"
     directional = True
     process_rule = True
 
@@ -156,12 +170,13 @@ class Graph(TaskFamily):
             edges = _edges(rng, rows, cols, extra)
             src = int(rng.integers(n))
             dist, ways = _bfs(n, edges, src)
-            cands = [v for v in range(n) if dist[v] >= min_hops and ways[v] == 1]
+            cands = [v for v in range(n) if dist[v] >= min_hops and ways[v] == 1
+                     and _bend(pts, _route(n, edges, src, v)) >= BEND * sp]
             if cands:
                 dst = int(cands[int(rng.integers(len(cands)))])
                 break
         else:  # pragma: no cover - always found for these sizes
-            raise RuntimeError("could not place a unique route")
+            raise RuntimeError("could not place a unique, bending route")
         route = _route(n, edges, src, dst)
         state: dict[str, Any] = {"nodes": pts, "edges": [list(e) for e in edges], "route": route, "spacing": sp,
                                  "canvas": [cfg.width, cfg.height]}
