@@ -43,8 +43,11 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
         "versions": man.get("versions", {}),
         "config": man.get("config", {}),
     }
+    note = mock_judge_note(df, man)
+    if note:
+        meta = {"note": note, **meta}
     title = f"vreason report: {meta['run']} ({meta['protocol']})"
-    html_meta = {k: meta[k] for k in ("run", "protocol", "models", "samples", "videos", "units")}
+    html_meta = {k: meta[k] for k in ("note", "run", "protocol", "models", "samples", "videos", "units") if k in meta}
     html_meta["import_errors"] = meta["import_errors"]
     paths = write_report(result, out_dir, title=title, meta=meta)
     if html:
@@ -56,9 +59,23 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
             console.print(f"html: {info['index']} ({info['pages']} sample pages, {info['media_built']} media built, "
                           f"{info['media_cached']} cached, {len(info['media_errors'])} videos unreadable)")
     if console is not None:
+        if note:
+            console.print(f"[bold yellow]{note}[/]", soft_wrap=True)
         print_tables(result, console)
         console.print(f"report: {os.path.join(out_dir, 'report.md')}")
     return paths
+
+
+def mock_judge_note(df: Any, manifest: dict[str, Any]) -> str | None:
+    """``judge: mock (not a real model) …`` when any judge role of the run is the mock judge (judge/mock.py),
+    from the manifest's judge specs and the judges named in the scores; else ``None``."""
+    roles = (manifest.get("config") or {}).get("judges") or {}
+    mocks = {f"role {r} = {spec}" for r, spec in roles.items() if str(spec).strip().lower().startswith("mock")}
+    if not mocks and len(df) and "judge" in df:  # e.g. a mock given as a YAML file
+        mocks = {str(j) for j in df["judge"].dropna().unique() if str(j).startswith("mock:")}
+    if not mocks:
+        return None
+    return f"judge: mock (not a real model): {'; '.join(sorted(mocks))}; judged scores are made up, not measured"
 
 
 def _videos_by_model(store: RunStore) -> dict[str, dict[str, int]]:
