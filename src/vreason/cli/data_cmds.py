@@ -42,11 +42,21 @@ def _load_samples(protocol: str, data: str | None, extra: dict):
     return res.samples, res.errors
 
 
+def _check_sources(manifest: str | None, root: str | None, convention: str | None, model: str | None) -> None:
+    """Usage mistakes in the video sources, before anything is loaded or written (exit code 2)."""
+    from vreason.data.importer import check_convention
+    from vreason.errors import ConfigError
+
+    if not manifest and not root:
+        raise ConfigError("give --manifest FILE or --root DIR --convention NAME")
+    if root:
+        check_convention(convention or "vreason", model)
+
+
 def _gather(manifest: str | None, root: str | None, convention: str | None, model: str | None):
     from vreason.data.importer import ImportResult, read_manifest, scan
 
-    if not manifest and not root:
-        raise typer.BadParameter("give --manifest FILE or --root DIR --convention NAME")
+    _check_sources(manifest, root, convention, model)
     res = ImportResult()
     if manifest:
         r = read_manifest(manifest, default_model=model)
@@ -68,10 +78,11 @@ def import_cmd(
 ) -> None:
     """Bring your own videos into a run: from a manifest or a benchmark's path convention.
     Each file that cannot be matched is reported with the reason; nothing is guessed."""
+    from vreason.runner.guard import RunLock
     from vreason.store import RunStore
 
     res = _gather(manifest, root, convention, model)
-    with RunStore(run_dir) as store:
+    with RunLock(run_dir).acquire(f"vreason import {run_dir}"), RunStore(run_dir) as store:
         store.put_videos(res.videos)
         if res.errors:
             store.set_meta("import_errors", (store.get_meta("import_errors") or []) + res.errors)
@@ -105,11 +116,13 @@ def preflight_cmd(
     from vreason.data.preflight import preflight
     from vreason.runner.work import load_error_text
 
+    _check_sources(manifest, root, convention, model)
     samples, rec_errors = _load_samples(protocol, data, {"per_task": per_task})
     res = _gather(manifest, root, convention, model)
     seeds_l = [int(s) for s in seeds.split(",") if s.strip()]
     rep = preflight(samples, res.videos, models=[model] if model else None, seeds=seeds_l,
-                    min_frames=min_frames, min_seconds=min_seconds, import_errors=res.errors)
+                    min_frames=min_frames, min_seconds=min_seconds, import_errors=res.errors,
+                    decode="strict" if protocol == "synth" else "released")  # the protocols' default decode
     if as_json:
         out.print_json(json.dumps({**rep.as_dict(), "record_errors": rec_errors}))
     else:
@@ -127,6 +140,8 @@ def preflight_cmd(
                 out.print(f"[red]missing[/] {m.model}: {k}")
             for d in m.undecodable + m.too_short:
                 out.print(f"[red]unusable[/] {m.model}: {d['video']}: {d['reason']}")
+            for d in m.short_decoded:
+                out.print(f"[yellow]short[/] {m.model}: {d['video']}: {d['reason']}")
             for k in m.extra[:20]:
                 out.print(f"[yellow]extra[/] {m.model}: {k}")
         for e in rep.errors:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import os
+
 import typer
 
 from vreason.errors import ConfigError
@@ -18,16 +20,21 @@ def _serve(run_dir: str, task: str, port: int, dimensions: list[str]) -> None:
         from vreason.human.app import make_app
     except ImportError as exc:
         raise ImportError("vreason annotate needs the web extra: pip install 'vreason[web]'") from exc
-    app = make_app(run_dir, task=task, dimensions=dimensions or None)  # type: ignore[arg-type]
-    ann = app.state.annotation
-    n = len(ann.pairs) if task == "pairwise" else len(ann.videos)
-    if n == 0:
-        why = "needs two models with ok videos of one sample" if task == "pairwise" else "no ok videos"
-        raise ConfigError(f"{run_dir}: nothing to annotate for --task {task} ({why})")
-    typer.echo(f"{n} {'pairs' if task == 'pairwise' else 'videos'} to annotate; open (the token is the password):")
-    typer.echo(f"  http://127.0.0.1:{port}/?token={app.state.token}")
-    typer.echo("Ctrl-C stops; every answer is already saved in the run's results.sqlite.")
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    from vreason.runner.guard import RunLock
+
+    # shared: `report` may run beside it; `run` (--force-new) and imports are refused while it serves
+    with RunLock(run_dir, shared=True, purpose="being annotated").acquire(f"vreason annotate {run_dir}"):
+        app = make_app(run_dir, task=task, dimensions=dimensions or None)  # type: ignore[arg-type]
+        ann = app.state.annotation
+        n = len(ann.pairs) if task == "pairwise" else len(ann.videos)
+        if n == 0:
+            why = "needs two models with ok videos of one sample" if task == "pairwise" else "no ok videos"
+            raise ConfigError(f"{run_dir}: nothing to annotate for --task {task} ({why})")
+        typer.echo(f"{n} {'pairs' if task == 'pairwise' else 'videos'} to annotate; open (the token is the "
+                   "password):")
+        typer.echo(f"  http://127.0.0.1:{port}/?token={app.state.token}")
+        typer.echo("Ctrl-C stops; every answer is already saved in the run's results.sqlite.")
+        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 
 
 def annotate(
@@ -67,7 +74,11 @@ def annotate(
         return
     if len(rest) != 2:
         raise typer.BadParameter(f"usage: {USAGE}")
-    with AnnotationStore(rest[0]) as store:
+    from vreason.runner.guard import RunLock
+
+    if not os.path.isdir(rest[0]):
+        raise FileNotFoundError(f"{rest[0]}: not a vreason run directory")
+    with RunLock(rest[0]).acquire(f"vreason annotate import {rest[0]}"), AnnotationStore(rest[0]) as store:
         try:
             res = import_annotations(store, rest[1])
         except ValueError as exc:

@@ -341,17 +341,21 @@ def _print_plan(plan: dict[str, Any], judge_stats: dict[str, dict[str, Any]]) ->
 def report(run_dir: str = typer.Argument(..., help="A run directory, e.g. runs/demo.")) -> None:
     """Aggregate a run into its protocol's tables and charts; print them and write RUN/report/."""
     from vreason.report.build import build_report
+    from vreason.runner.guard import RunLock
     from vreason.runner.run import make_protocol
     from vreason.store import RunStore
 
     store = RunStore(run_dir, create=False)
-    man = store.read_manifest()
-    cfg = man.get("config", {})
-    if not cfg.get("protocol"):
-        raise ConfigError(f"{run_dir}: manifest.json names no protocol")
-    protocol = make_protocol(cfg["protocol"], cfg.get("options", {}), run_dir=store.run_dir)
-    paths = build_report(store, protocol, console=console)
-    store.close()
+    try:  # shared: beside `vreason annotate`; not while a run writes the folder (or clears it)
+        with RunLock(run_dir, shared=True, purpose="being reported").acquire(f"vreason report {run_dir}"):
+            man = store.read_manifest()
+            cfg = man.get("config", {})
+            if not cfg.get("protocol"):
+                raise ConfigError(f"{run_dir}: manifest.json names no protocol")
+            protocol = make_protocol(cfg["protocol"], cfg.get("options", {}), run_dir=store.run_dir)
+            paths = build_report(store, protocol, console=console)
+    finally:
+        store.close()
     out.print(f"wrote {len(paths)} files under {os.path.join(run_dir, 'report')}")
 
 

@@ -146,7 +146,7 @@ def host_name(host: str) -> str:
     return host.rpartition(":")[0] if host.count(":") == 1 else host
 
 
-def guard(app: Any, token: str, command: str) -> None:
+def guard(app: Any, token: str, command: str, cookie: str = COOKIE) -> None:
     """The local-server guard: a ``Host`` of this machine's loopback names only (DNS rebinding), and the
     access token (query on the first visit, then an HttpOnly SameSite=Strict cookie) on every request."""
     from fastapi import Request
@@ -161,13 +161,13 @@ def guard(app: Any, token: str, command: str) -> None:
                                      status_code=403)
         given = request.query_params.get("token")
         ok_query = given is not None and secrets.compare_digest(given, token)
-        ok_cookie = secrets.compare_digest(request.cookies.get(COOKIE, ""), token)
+        ok_cookie = secrets.compare_digest(request.cookies.get(cookie, ""), token)
         if not (ok_query or ok_cookie):
             return PlainTextResponse(f"forbidden: open the URL printed by `{command}` (it carries the token)",
                                      status_code=403)
         response = await call_next(request)
         if ok_query and not ok_cookie:
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
+            response.set_cookie(cookie, token, httponly=True, samesite="strict", path="/")
         response.headers["Cache-Control"] = response.headers.get("Cache-Control", "no-store")
         response.headers["X-Content-Type-Options"] = "nosniff"
         return response

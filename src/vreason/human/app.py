@@ -1,10 +1,14 @@
 """`vreason annotate`: the FastAPI app where people label a run's videos (extra ``web``).
 
-Served on 127.0.0.1 only. Every route wants the access token: ``?token=…`` on the first visit (the printed
+Served on 127.0.0.1 only, to a ``Host`` of 127.0.0.1 / localhost / [::1] (DNS rebinding; the guard of
+``vreason view``). Every route wants the access token: ``?token=…`` on the first visit (the printed
 URL carries it), then an HttpOnly SameSite cookie; anything else gets 403. The page is one HTML file with
 its script and style inline (no CDN, works offline); all run text reaches the page as JSON inside
 ``<script type="application/json">`` (escaped by :func:`vreason.report.html.script_json`) and is put into
-the DOM with ``textContent``, never as HTML. Each answer is committed to the run's store when given.
+the DOM with ``textContent``, never as HTML. Each answer is committed to the run's store when given, then
+checked to have landed in the run's ``results.sqlite`` (the file at that path is still the one written);
+an answer that did not is a 409 with the reason, never a 200. (`vreason annotate` holds the run's lock
+shared, so ``run --force-new`` is refused while it serves.)
 Media come from two routes that serve only what the run registered: ``/video/<sample>/<model>/<seed>``
 (a video of the run's videos table, resolved, inside the run's allowed folders, with a video suffix) and
 ``/image/<sample>`` (the sample's input image, same checks).
@@ -90,6 +94,10 @@ class RunMedia:
         return {"fps": (v.fps if v and v.fps else 16.0)}
 
 
+class AnswerNotSaved(RuntimeError):
+    """A write went to a store file that is no longer the run's (answered with 409, never 200)."""
+
+
 def _opaque(salt: str, *parts: object) -> str:
     return hashlib.sha256("\x1f".join(map(str, (salt, *parts))).encode()).hexdigest()[:20]
 
@@ -102,6 +110,8 @@ class Annotation:
         self.task = task
         self.dimensions = list(dimensions)
         self.store = AnnotationStore(run_dir)
+        self.db_path = os.path.join(self.store.run_dir, "results.sqlite")
+        self._db_fd = os.open(self.db_path, os.O_RDONLY)  # the file the store writes into, to compare after
         self.lock = threading.Lock()
         self.pairs: list[PairTask] = pair_tasks(self.media.videos.values()) if task == "pairwise" else []
         self.pair_index = {t.key: t for t in self.pairs}
@@ -164,7 +174,21 @@ class Annotation:
         rec = PairVote(annotator=annotator, sample_id=sample_id, seed=seed, left_model=left, right_model=right,
                        dimension=dimension, verdict=verdict, skipped=verdict is None)  # type: ignore[arg-type]
         with self.lock:
-            return self.store.add(rec)
+            return self._landed(self.store.add(rec))
+
+    def _landed(self, result: Any) -> Any:
+        """``result`` when the store file written is still the run's ``results.sqlite``; else
+        :class:`AnswerNotSaved` (the folder was cleared or the file replaced under the server)."""
+        mine = os.fstat(self._db_fd)
+        try:
+            now = os.stat(self.db_path)
+        except FileNotFoundError:
+            now = None
+        if mine.st_nlink == 0 or now is None or (now.st_ino, now.st_dev) != (mine.st_ino, mine.st_dev):
+            raise AnswerNotSaved(
+                f"NOT SAVED: {self.db_path} was deleted or replaced while this server ran (another command "
+                "cleared the run?). Stop `vreason annotate` and start it again; answers since then are lost.")
+        return result
 
     def label(self, annotator: str, video_id: str, key: str, value: float | None) -> RubricLabel:
         sample_id, model, seed = self.video_ids.get(video_id, ("", "", 0))
@@ -178,7 +202,7 @@ class Annotation:
                           item=q.item, value=value, normalized=None if value is None else q.normalized(value),
                           skipped=value is None)
         with self.lock:
-            return self.store.add(rec)
+            return self._landed(self.store.add(rec))
 
     def skip(self, annotator: str) -> int:
         """Skip what is left of the person's current item (one skipped record per open answer)."""
@@ -201,7 +225,11 @@ class Annotation:
 
     def undo(self, annotator: str) -> bool:
         with self.lock:
-            return self.store.undo(annotator) is not None
+            return self._landed(self.store.undo(annotator) is not None)
+
+    def add_annotator(self, name: str, when: float) -> None:
+        with self.lock:
+            self._landed(self.store.add_annotator(name, when))
 
 
 def make_app(run_dir: str, *, task: Task = "pairwise", dimensions: list[str] | None = None,
@@ -210,27 +238,19 @@ def make_app(run_dir: str, *, task: Task = "pairwise", dimensions: list[str] | N
     from fastapi import Body, FastAPI, HTTPException, Request
     from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse
 
+    from vreason.cli.view_cmd import guard
     from vreason.human.page import render_page
 
     ann = Annotation(run_dir, task, list(dimensions or DEFAULT_DIMENSIONS))
     token = token or secrets.token_urlsafe(24)
     app = FastAPI(title="vreason annotate", docs_url=None, redoc_url=None, openapi_url=None)
-    app.state.token = token
     app.state.annotation = ann
 
-    @app.middleware("http")
-    async def require_token(request: Request, call_next):  # noqa: ANN001, ANN202
-        given = request.query_params.get("token")
-        ok_query = given is not None and secrets.compare_digest(given, token)
-        ok_cookie = secrets.compare_digest(request.cookies.get(COOKIE, ""), token)
-        if not (ok_query or ok_cookie):
-            return PlainTextResponse("forbidden: open the URL printed by `vreason annotate` (it carries the token)",
-                                     status_code=403)
-        response = await call_next(request)
-        if ok_query and not ok_cookie:
-            response.set_cookie(COOKIE, token, httponly=True, samesite="strict", path="/")
-        response.headers["Cache-Control"] = response.headers.get("Cache-Control", "no-store")
-        return response
+    guard(app, token, "vreason annotate", cookie=COOKIE)  # Host allow-list (DNS rebinding) + token
+
+    @app.exception_handler(AnswerNotSaved)
+    async def not_saved(request: Request, exc: AnswerNotSaved):  # noqa: ANN202
+        return PlainTextResponse(str(exc), status_code=409)
 
     def who(body: dict[str, Any]) -> str:
         name = str(body.get("annotator", "")).strip()
@@ -251,8 +271,7 @@ def make_app(run_dir: str, *, task: Task = "pairwise", dimensions: list[str] | N
         import time
 
         name = who(body)
-        with ann.lock:
-            ann.store.add_annotator(name, time.time())
+        ann.add_annotator(name, time.time())
         return ann.state(name)
 
     @app.post("/api/answer")

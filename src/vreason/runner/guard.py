@@ -3,7 +3,11 @@
 * :class:`RunLock` holds ``fcntl.flock`` on ``<run>/run.lock`` while a run works on the folder and
   writes the holder (pid, host, command, start) into it. The kernel drops the lock when the holder
   dies, so a lock left by a killed run never blocks a resume; a second live run is refused with
-  the holder's details.
+  the holder's details. Two modes: *exclusive* for what writes or clears the folder (``run``, its
+  ``--force-new``, ``tpo``, ``import``, ``annotate import``) and *shared* for what only needs the
+  folder to stay (the ``annotate`` server, ``report``): shared holders run side by side, and an
+  exclusive one is refused while any of them lives ("run X is being annotated (pid N); stop it
+  first"). A shared holder's details go to ``.run.lock.<pid>.<n>`` beside the lock (several may hold it).
 * :func:`plan_of` is what a run computes: protocol, models, seeds, data and protocol options,
   judges, video sources. Resuming a folder with another plan would silently mix two runs, so
   :func:`check_plan` refuses and shows the difference. Flags that only change *how* the same plan
@@ -13,6 +17,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import fcntl
 import hashlib
@@ -38,50 +43,85 @@ class PlanMismatchError(ConfigError):
 
 
 class RunLock:
-    """An exclusive, non-blocking ``flock`` on ``<run_dir>/run.lock``."""
+    """A non-blocking ``flock`` on ``<run_dir>/run.lock``: exclusive, or ``shared=True`` with ``purpose``
+    (how a refused exclusive holder is told, e.g. "being annotated"). A shared lock never creates the
+    folder."""
 
-    def __init__(self, run_dir: str):
+    def __init__(self, run_dir: str, *, shared: bool = False, purpose: str = "in use"):
         self.run_dir = os.path.abspath(run_dir)
         self.path = os.path.join(self.run_dir, LOCK_NAME)
+        self.shared = shared
+        self.purpose = purpose
         self._fh: Any = None
+        self._side: str | None = None
 
     @property
     def held(self) -> bool:
         return self._fh is not None
 
     def acquire(self, command: str | None = None) -> RunLock:
-        os.makedirs(self.run_dir, exist_ok=True)
+        if self.shared:
+            if not os.path.isdir(self.run_dir):
+                raise FileNotFoundError(f"{self.run_dir}: no such run directory")
+        else:
+            os.makedirs(self.run_dir, exist_ok=True)
         fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open while the lock is held
         try:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.flock(fh.fileno(), (fcntl.LOCK_SH if self.shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
         except OSError:
             fh.seek(0)
             holder = fh.read().strip()
             fh.close()
-            raise RunLockedError(
-                f"{self.run_dir} is in use by another vreason run ({_describe(holder)}). Wait for it to end, "
-                "or pick another --name. (A lock left by a killed run is released by the system and does not "
-                "block a resume.)"
-            ) from None
+            raise RunLockedError(self._refusal(holder)) from None
         info = {
             "pid": os.getpid(),
             "host": platform.node(),
             "command": command or " ".join(sys.argv),
             "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+            "purpose": self.purpose,
         }
-        fh.seek(0)
-        fh.truncate()
-        fh.write(json.dumps(info) + "\n")
-        fh.flush()
+        try:
+            # holding it, no exclusive holder lives: what the lock file says is stale (a killed run's)
+            fh.seek(0)
+            fh.truncate()
+            if self.shared:
+                self._side = os.path.join(self.run_dir, f".{LOCK_NAME}.{os.getpid()}.{id(self):x}")
+                _write_atomic(self._side, json.dumps(info) + "\n")
+            else:
+                for name in os.listdir(self.run_dir):  # nor does any shared holder: their notes are stale
+                    if name.startswith(f".{LOCK_NAME}."):
+                        _remove(os.path.join(self.run_dir, name))
+                fh.write(json.dumps(info) + "\n")
+                fh.flush()
+        except BaseException:
+            fh.close()
+            raise
         self._fh = fh
         return self
+
+    def _refusal(self, holder: str) -> str:
+        if holder:  # an exclusive holder (a run) writes itself into the lock file
+            return (f"{self.run_dir} is in use by another vreason run ({_describe(holder)}). Wait for it to end, "
+                    "or pick another --name. (A lock left by a killed run is released by the system and does "
+                    "not block a resume.)")
+        readers = _shared_holders(self.run_dir)
+        if readers:
+            first = readers[0]
+            more = f" and {len(readers) - 1} more" if len(readers) > 1 else ""
+            return (f"run {self.run_dir} is {first.get('purpose', 'in use')} (pid {first.get('pid')}: "
+                    f"{first.get('command')}){more}; stop it first")
+        return f"run {self.run_dir} is in use by another vreason process (holder unknown); stop it first"
 
     def release(self) -> None:
         if self._fh is None:
             return
         try:
-            self._fh.seek(0)
-            self._fh.truncate()  # nobody holds it now
+            if self._side:
+                _remove(self._side)
+                self._side = None
+            else:
+                self._fh.seek(0)
+                self._fh.truncate()  # nobody holds it now
             fcntl.flock(self._fh.fileno(), fcntl.LOCK_UN)
         finally:
             self._fh.close()
@@ -100,6 +140,52 @@ def _describe(holder: str) -> str:
     except ValueError:
         return "holder unknown"
     return f"pid {info.get('pid')} on {info.get('host')} since {info.get('since')}: {info.get('command')}"
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.remove(path)
+
+
+def _alive(pid: Any) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except (ProcessLookupError, ValueError, TypeError):
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _shared_holders(run_dir: str) -> list[dict[str, Any]]:
+    """The live shared holders' notes (``.run.lock.<pid>.<n>``), oldest first."""
+    out = []
+    try:
+        names = sorted(os.listdir(run_dir))
+    except OSError:
+        return []
+    for name in names:
+        if not name.startswith(f".{LOCK_NAME}.") or name.endswith(".tmp"):
+            continue
+        try:
+            with open(os.path.join(run_dir, name), encoding="utf-8") as f:
+                info = json.loads(f.read())
+        except (OSError, ValueError):
+            continue
+        if isinstance(info, dict) and _alive(info.get("pid")):
+            out.append(info)
+    return sorted(out, key=lambda i: str(i.get("since")))
 
 
 def clear_run_dir(run_dir: str) -> None:
