@@ -81,16 +81,22 @@ def test_preflight_calls_a_damaged_video_undecodable(damaged, tmp_path):
     samples = [Sample(id="a", benchmark="b"), Sample(id="c", benchmark="b")]
     videos = [Video(sample_id="a", model="m", seed=0, path=damaged),
               Video(sample_id="c", model="m", seed=0, path=good)]
-    full = preflight(samples, videos)
+    full = preflight(samples, videos, decode="strict")
     rep = full.models[0]
     assert rep.ok == 1 and not full.clean
     assert [u["video"] for u in rep.undecodable] == ["a#0"]
     assert damaged in rep.undecodable[0]["reason"]
     assert "damaged" in rep.undecodable[0]["reason"] or "truncated" in rep.undecodable[0]["reason"]
     # counting packets only still finds the cut-off file (not corrupted bytes: those need decoding)
-    quick = preflight(samples, videos, full_decode=False).models[0]
+    quick = preflight(samples, videos, full_decode=False, decode="strict").models[0]
     if "truncated" in damaged:
         assert [u["video"] for u in quick.undecodable] == ["a#0"]
+    # released decode mode (the seed protocols'): a cut-off file is used as far as it decodes, and listed
+    released = preflight(samples, videos, decode="released").models[0]
+    if "truncated" in damaged and not released.undecodable:
+        assert released.ok == 2 and [u["video"] for u in released.short_decoded] == ["a#0"]
+    elif "corrupted" in damaged:  # damage inside the stream stays an error in either mode
+        assert [u["video"] for u in released.undecodable] == ["a#0"]
 
 
 def test_mp4_decoding_short_of_its_declared_count_names_both_counts(tmp_path):
@@ -103,9 +109,17 @@ def test_mp4_decoding_short_of_its_declared_count_names_both_counts(tmp_path):
     cut = str(tmp_path / "cut.mp4")
     open(cut, "wb").write(open(good, "rb").read()[: pos[30]])
     with pytest.raises(VideoUnreadableError, match=rf"decoded \d+ frames, the container declares {N}"):
-        read_all(cut)
+        read_all(cut, mode="strict")
+    with pytest.raises(VideoUnreadableError, match=rf"decoded \d+ frames, the container declares {N}"):
+        sample_frames(cut, "last", mode="strict")
     info = probe(cut, exact=True)
-    assert info.declared_frames == N and info.n_frames < N and info.truncated
+    assert info.declared_frames == N and info.n_frames < N and info.truncated and info.short_decoded
+    # released mode: the frames that decode, the same count probe gives, both counts in the evidence
+    frames = read_all(cut, mode="released")
+    assert len(frames) == info.n_frames
+    got = sample_frames(cut, "last", mode="released")
+    assert got.indices == [info.n_frames - 1]
+    assert got.details()["frames_declared"] == N and got.details()["frames_decoded"] == info.n_frames
 
 
 @pytest.mark.parametrize("kind", list(DAMAGE))

@@ -93,7 +93,7 @@ def test_scored_end_to_end(samples, tmp_path):
 
             scale = getattr(get_family(s.category), "decode_scale", None) or 1.0
             cfg = render_config(s.metadata.get("render"))
-            want = f"all+time_base={cfg.fps:g}fps+max_side={round(max(cfg.width, cfg.height) * scale)}"
+            want = f"all+times=pts+max_side={round(max(cfg.width, cfg.height) * scale)}"
             assert ev.frame_policy == want and ev.frame_indices == list(range(v.n_frames))
             assert ev.details["family"] == s.category and "checks" in ev.details
             assert ev.debug_images and os.path.isfile(os.path.join(str(tmp_path), ev.debug_images[0]))

@@ -53,5 +53,5 @@ def test_other_frame_rates_are_verified_on_the_suite_time_base(tmp_path, family)
     video = Video(sample_id=sample.id, model="m", seed=0, path=path)
     (score,) = SynthVerifierScorer().score(sample, video, ScoreContext(run_dir=str(tmp_path)))
     assert score.passed and score.value == 1.0, score.evidence.details.get("reason")
-    assert score.evidence.frame_policy.startswith("all+time_base=24fps")
+    assert score.evidence.frame_policy.startswith("all+times=pts")
     assert score.evidence.frame_indices == list(range(n24))  # every frame, none resampled away

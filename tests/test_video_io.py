@@ -181,6 +181,7 @@ def test_truncated_streamable_file_is_an_error_not_a_shorter_video(tmp_path, ext
     info = probe(str(cut))
     assert info.truncated and info.n_frames < 40 and info.expected_frames == 60
     with pytest.raises(VideoUnreadableError, match="truncated"):
-        sample_frames(str(cut), "uniform:8")
-    rep = preflight([Sample(id="a", benchmark="b")], [Video(sample_id="a", model="m", seed=0, path=str(cut))])
+        sample_frames(str(cut), "uniform:8", mode="strict")
+    rep = preflight([Sample(id="a", benchmark="b")], [Video(sample_id="a", model="m", seed=0, path=str(cut))],
+                    decode="strict")
     assert rep.models[0].ok == 0 and "truncated" in rep.models[0].undecodable[0]["reason"]

@@ -1,9 +1,13 @@
 """Preflight: before any scoring, per model — missing, extra, undecodable and too-short videos,
 fps and resolution.
 
-A damaged video (decoder error, frames marked corrupt, fewer frames than the container
-declares) is undecodable, never "ok": by default every video is decoded once in full without
-converting its frames (``full_decode``). Measured on one core: ~140 ms for a 5 s 1280×720
+A damaged video (decoder error, frames marked corrupt) is undecodable, never "ok": by default every
+video is decoded once in full without converting its frames (``full_decode``). A video that decodes
+fewer frames than its container declares is undecodable in ``strict`` decode mode (the built-in
+suite's); in ``released`` mode (the seed protocols' default, as their released readers) it is used
+with the frames that decode and listed in ``short_decoded`` with both counts. The frame count shown is
+the frames that decode — the same count :func:`~vreason.frames.video.probe` (``exact``) and the frame
+policies use. Measured on one core: ~140 ms for a 5 s 1280×720
 16 fps H.264 clip, against ~30 ms for counting its packets. ``full_decode=False`` only counts
 packets against the container's declared count, which finds cut-off files but not corrupted
 bytes inside them.
@@ -15,7 +19,7 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 
 from vreason.errors import VideoError
-from vreason.frames.video import decode_check, probe
+from vreason.frames.video import decode_check, decode_mode, probe
 from vreason.records import Sample, Video, VideoStatus
 
 
@@ -29,6 +33,8 @@ class ModelPreflight:
     extra: list[str] = field(default_factory=list)
     undecodable: list[dict[str, str]] = field(default_factory=list)
     too_short: list[dict[str, str]] = field(default_factory=list)
+    short_decoded: list[dict[str, str]] = field(default_factory=list)
+    """Usable videos (``released`` decode mode) that decode fewer frames than they declare."""
     fps: dict[str, int] = field(default_factory=dict)
     resolution: dict[str, int] = field(default_factory=dict)
     frames: dict[str, float] = field(default_factory=dict)
@@ -64,8 +70,11 @@ def preflight(
     min_seconds: float = 0.0,
     import_errors: list[dict[str, str]] | None = None,
     full_decode: bool = True,
+    decode: str | None = None,
 ) -> PreflightReport:
-    """Check ``videos`` against the expected (sample × seed) grid for each model."""
+    """Check ``videos`` against the expected (sample × seed) grid for each model. ``decode``: ``released``
+    or ``strict`` (else the ambient decode mode, see :mod:`vreason.frames.video`)."""
+    mode = decode_mode(decode)
     seeds = seeds or [0]
     models = models or sorted({v.model for v in videos})
     ids = {s.id for s in samples}
@@ -93,10 +102,10 @@ def preflight(
                 continue
             try:
                 info = probe(v.path, exact=True)
-                if info.truncated:
+                if info.truncated and mode == "strict":
                     raise VideoError(v.path, info.truncation_reason())
                 if full_decode:
-                    info.n_frames = decode_check(v.path)
+                    info.n_frames = decode_check(v.path, mode)
             except VideoError as exc:
                 rep.undecodable.append({"video": _key(v.sample_id, v.seed), "reason": str(exc)})
                 continue
@@ -109,6 +118,10 @@ def preflight(
                                                 f"(need ≥ {min_frames} frames, ≥ {min_seconds} s)"})
                 continue
             rep.ok += 1
+            if info.declared_frames and info.n_frames < info.declared_frames:
+                rep.short_decoded.append({"video": _key(v.sample_id, v.seed),
+                                          "reason": f"decodes {info.n_frames} of the {info.declared_frames} frames "
+                                                    "its container declares (scored as they decode)"})
         rep.fps, rep.resolution = dict(fps), dict(res)
         if lengths:
             rep.frames = {"min": min(lengths), "max": max(lengths), "mean": sum(lengths) / len(lengths)}

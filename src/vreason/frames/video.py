@@ -5,9 +5,17 @@ decord count). Decoding picks between one sequential pass and per-frame seeking 
 estimated cost computed from the packet index (keyframe positions), which demuxing gives
 without decoding anything.
 
-A damaged file is an error, never a shorter video: a demuxer or decoder error, a frame the
-decoder marks corrupt, or a stream that ends before the frames its container declares all
-raise :class:`~vreason.errors.VideoUnreadableError` naming the file and what was found.
+A count a container declares is a hint, not a fact: the frames that decode are what a video has
+(OpenCV's ``box.mp4`` declares 456 and 455 decode; ``tree.avi`` declares 444 and 68 decode — PyAV,
+OpenCV and decord agree). Where the two differ the count is measured by decoding without
+converting (cached per path, mtime and size) and both are recorded.
+
+A damaged file is an error: a demuxer or decoder error or a frame the decoder marks corrupt raise
+:class:`~vreason.errors.VideoUnreadableError` naming the file and what was found. A stream that
+ends before the frames its container declares is an error in ``strict`` decode mode (the built-in
+suite's default); in ``released`` mode (the seed protocols' default, as their released readers do)
+the frames that decode are used. The mode is an argument, or the ambient :data:`DECODE_MODE`
+(set per scored unit from the protocol's ``decode`` option).
 Frames are reduced to ``max_side`` while converting from the decoder's format, so a full-size
 RGB copy of a large frame is never made.
 """
@@ -30,13 +38,23 @@ from vreason.errors import (
     VideoNoFramesError,
     VideoUnreadableError,
 )
+from vreason.frames.counts import (
+    DECODE_MODE,
+    DecodeMode,
+    _known,
+    _remember,
+    decode_facts,
+    decode_mode,
+    frame_times,
+)
 from vreason.frames.write import available_encoder, write_video
 
 __all__ = [
-    "VideoInfo", "available_encoder", "check_complete", "choose_method", "decode_check", "probe", "read_all",
-    "read_frames", "resize_max_side", "write_video",
+    "DECODE_MODE", "DecodeMode", "Decoded", "VideoInfo", "available_encoder", "check_complete", "choose_method",
+    "count_decoded", "decode_check", "decode_facts", "decode_mode", "decode_pass", "frame_times", "probe",
+    "read_all", "read_frames", "resize_max_side",
+    "write_video",
 ]
-
 
 @dataclass
 class VideoInfo:
@@ -57,22 +75,34 @@ class VideoInfo:
     """Frames the container's index declares (e.g. an mp4's sample table), when it has one."""
     covered_seconds: float | None = None
     """Time the counted packets cover (first timestamp to the end of the last; only from a packet scan)."""
+    discarded: int = 0
+    """Packets the demuxer flags as discarded (an edit list drops them): declared, never shown."""
+    decoded_frames: int | None = None
+    """Frames that decode, when counted by decoding (the declared count and the packets disagreed)."""
+
+    @property
+    def short_decoded(self) -> bool:
+        """Fewer frames (counted) than the container declares (``box.mp4``: 455 of 456; ``tree.avi``: 68 of
+        444) — used as they are in ``released`` decode mode, recorded in the evidence."""
+        return bool(self.frames_exact and self.declared_frames and self.n_frames < self.declared_frames)
 
     @property
     def truncated(self) -> bool:
-        """A cut-off file: the counted packets fall short of the frames the container declares,
-        or (without a declared count) well short of what the header's duration implies."""
+        """A cut-off file: the counted frames fall short of the frames the container declares (less the
+        packets an edit list discards), or (without a declared count) well short of what the header's
+        duration implies. An error in ``strict`` decode mode."""
         if not self.frames_exact:
             return False
         if self.declared_frames:
-            return self.n_frames < self.declared_frames
+            return self.n_frames < self.declared_frames - self.discarded
         if self.covered_seconds is None or not self.expected_frames:
             return False
         return _short_of_duration(self.covered_seconds, self.n_frames, self.expected_frames / self.fps)
 
     def truncation_reason(self) -> str:
         if self.declared_frames:
-            return f"truncated: {self.n_frames} frames, the container declares {self.declared_frames}"
+            return (f"truncated or damaged: decoded {self.n_frames} frames, the container declares "
+                    f"{self.declared_frames - self.discarded}")
         return (f"truncated: {self.n_frames} frames covering {self.covered_seconds or 0:.2f} s, the header's "
                 f"duration is {self.expected_frames / self.fps:.2f} s (~{self.expected_frames} frames)")
 
@@ -86,9 +116,11 @@ def _short_of_duration(covered: float, n: int, duration: float) -> bool:
     return covered < 0.9 * duration - 2 * covered / max(n, 1)
 
 
-def check_complete(info: VideoInfo) -> None:
-    """Raise for a cut-off file (fewer frames than its container declares or its duration implies)."""
-    if info.truncated:
+def check_complete(info: VideoInfo, mode: str | None = None) -> None:
+    """In ``strict`` decode mode (argument, else the ambient :data:`DECODE_MODE`), raise for a cut-off
+    file (fewer frames than its container declares or its duration implies); ``released`` mode accepts
+    the frames that decode."""
+    if decode_mode(mode) == "strict" and info.truncated:
         raise VideoUnreadableError(info.path, info.truncation_reason())
 
 
@@ -135,12 +167,18 @@ def _stream_fps(stream) -> float:
     return 0.0
 
 
-def _scan_packets(container, stream) -> tuple[int, list[int], float]:
-    """Count frames, locate keyframes and measure the time the packets cover, by demuxing (no decoding)."""
+def _scan_packets(container, stream) -> tuple[int, list[int], float, int]:
+    """Count frames, locate keyframes and measure the time the packets cover, by demuxing (no decoding).
+    Empty packets (an AVI's "no change" entries) and packets an edit list discards are not frames; the
+    discarded ones are counted apart."""
     pts_key: list[tuple[int, bool]] = []
     end = None
+    discarded = 0
     for pkt in container.demux(stream):
         if pkt.size == 0 or pkt.pts is None and pkt.dts is None:
+            continue
+        if pkt.is_discard:
+            discarded += 1
             continue
         ts = pkt.pts if pkt.pts is not None else pkt.dts
         pts_key.append((ts, bool(pkt.is_keyframe)))
@@ -151,15 +189,17 @@ def _scan_packets(container, stream) -> tuple[int, list[int], float]:
     span = 0.0
     if pts_key and stream.time_base:
         span = float((end - pts_key[0][0]) * stream.time_base)
-    return len(pts_key), keyframes, span
+    return len(pts_key), keyframes, span, discarded
 
 
 def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
     """Read fps, frame count, size and duration.
 
-    When the container does not report a frame count (e.g. VP9 in webm) or ``exact`` is set,
-    the packets are counted by demuxing, which is exact for every codec vreason writes and
-    costs no decoding. Raises a :class:`VideoError` subclass naming the file and the reason.
+    The count a container declares is a hint (``frames_exact`` False). When it reports none (e.g. VP9
+    in webm) or ``exact`` is set, the packets are counted by demuxing (no decoding); when that count
+    and the declared one disagree, the frames are counted by decoding them without conversion
+    (cached per file version), so ``n_frames`` is the frames that decode. Raises a
+    :class:`VideoError` subclass naming the file and the reason.
     """
     path = str(path)
     container = _open(path)
@@ -170,15 +210,28 @@ def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
         duration = header_duration = _header_duration(container, stream)
         declared = int(stream.frames or 0)
         n = declared
-        exact_count = n > 0
+        exact_count = False  # a declared count is a hint until counted
         keyframes: list[int] = []
         span = None
+        discarded = 0
+        decoded: int | None = None
+        known = _known(path)
         if n <= 0 or exact:
             try:
-                n, keyframes, span = _scan_packets(container, stream)
+                n, keyframes, span, discarded = _scan_packets(container, stream)
                 exact_count = True
             except Exception as exc:
                 raise VideoUnreadableError(path, f"cannot read packets: {type(exc).__name__}: {exc}") from exc
+            if known is not None:
+                decoded = known[0]
+            elif declared and n != declared:  # the hint and the packets disagree: decode to count
+                try:
+                    decoded = count_decoded(path)
+                except VideoError:  # damage: found again (and reported) by whoever decodes the frames
+                    decoded = None
+            n = decoded if decoded is not None else n
+        elif known is not None:  # decoded earlier in this process: the count is a fact
+            n, decoded, exact_count = known[0], known[0], True
         if n <= 0:
             raise VideoNoFramesError(path, "the video stream has 0 frames")
         if fps <= 0:
@@ -198,6 +251,8 @@ def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
             expected_frames=int(round(header_duration * fps)) if header_duration > 0 and fps > 0 else None,
             declared_frames=declared or None,
             covered_seconds=span,
+            discarded=discarded,
+            decoded_frames=decoded,
         )
     finally:
         container.close()
@@ -232,13 +287,14 @@ def frame_rgb(frame: Any, max_side: int | None = None) -> np.ndarray:
     return frame.reformat(width=tw, height=th, format="rgb24", interpolation=Interpolation.AREA).to_ndarray()
 
 
-def _decoded(path: str, container: Any, stream: Any) -> Iterator[Any]:
-    """Every frame of ``stream`` in presentation order, checked.
+def _decoded(path: str, container: Any, stream: Any, mode: str | None = None) -> Iterator[Any]:
+    """Every frame of ``stream`` in decoder output order (presentation order), checked.
 
-    Raises :class:`VideoUnreadableError` for a demuxer/decoder error, for a frame the decoder
-    marks corrupt (concealed errors), and — once the stream has ended — for fewer frames than
-    the container declares (packets the demuxer flags as discarded by an edit list excepted)
-    or, without a declared count, far fewer than the header's duration implies.
+    Raises :class:`VideoUnreadableError` for a demuxer/decoder error and for a frame the decoder
+    marks corrupt (concealed errors). Once the stream has ended its decoded count is remembered
+    (:func:`decode_facts`), and in ``strict`` mode fewer frames than the container declares (packets
+    the demuxer flags as discarded by an edit list excepted) or, without a declared count, far fewer
+    than the header's duration implies, raise too.
     """
     n = discarded = 0
     first = end = None
@@ -260,6 +316,9 @@ def _decoded(path: str, container: Any, stream: Any) -> Iterator[Any]:
         raise VideoUnreadableError(path, f"damaged: decoding failed after {n} frames: "
                                          f"{type(exc).__name__}: {exc}") from exc
     declared = int(stream.frames or 0)
+    _remember(path, n, declared or None, discarded)
+    if decode_mode(mode) != "strict":
+        return
     if declared:
         if n < declared - discarded:
             raise VideoUnreadableError(path, f"truncated or damaged: decoded {n} frames, the container declares "
@@ -273,16 +332,30 @@ def _decoded(path: str, container: Any, stream: Any) -> Iterator[Any]:
                                              f"header's duration is {duration:.2f} s")
 
 
-def decode_check(path: str | os.PathLike) -> int:
+def count_decoded(path: str | os.PathLike) -> int:
+    """The frames that decode, counted by decoding without converting (cached per path, mtime and size).
+    Damage (decoder errors, corrupt frames) raises; a count short of the declared one does not."""
+    path = str(path)
+    known = _known(path)
+    if known is not None:
+        return known[0]
+    container = _open(path)
+    try:
+        return sum(1 for _ in _decoded(path, container, container.streams.video[0], "released"))
+    finally:
+        container.close()
+
+
+def decode_check(path: str | os.PathLike, mode: str | None = "strict") -> int:
     """Decode every frame without converting it (a full integrity check); returns the count.
 
-    Raises a :class:`VideoError` subclass for a missing/unreadable/damaged/truncated file or
-    one with 0 frames.
+    Raises a :class:`VideoError` subclass for a missing/unreadable/damaged file or one with 0 frames,
+    and (``strict``, the default here) for a truncated one.
     """
     path = str(path)
     container = _open(path)
     try:
-        n = sum(1 for _ in _decoded(path, container, container.streams.video[0]))
+        n = sum(1 for _ in _decoded(path, container, container.streams.video[0], mode))
     finally:
         container.close()
     if not n:
@@ -325,6 +398,75 @@ def _decode_sequential(path: str, wanted: set[int], max_side: int | None, to_end
     finally:
         container.close()
     return out
+
+
+@dataclass
+class Decoded:
+    """Frames decoded in one pass, with their presentation times and what the stream really held."""
+
+    frames: list[np.ndarray]
+    indices: list[int]
+    """The frame index each returned frame is (a requested index past the decodable end → the last one)."""
+    times: list[float]
+    """Seconds of each returned frame from its presentation timestamp (see :func:`frame_times`)."""
+    time_source: str
+    decoded: int
+    """Frames decoded (all of them, unless the pass stopped at ``limit``)."""
+    declared: int | None
+    mapped: dict[int, int] = field(default_factory=dict)
+    """Requested index → the last decodable frame used instead (the index was past the end)."""
+
+    def details(self) -> dict[str, Any]:
+        """Evidence: declared vs decoded counts when they differ, indices mapped, the frames' times."""
+        out: dict[str, Any] = {"frame_times": [round(t, 6) for t in self.times], "frame_times_from": self.time_source}
+        if self.declared and self.decoded < self.declared:
+            out.update(frames_declared=self.declared, frames_decoded=self.decoded)
+        if self.mapped:
+            out["frames_mapped"] = {str(k): v for k, v in sorted(self.mapped.items())}
+        return out
+
+
+def decode_pass(path: str | os.PathLike, indices: Iterable[int] | None = None, *, max_side: int | None = None,
+                mode: str | None = None, limit: int | None = None, fps: float = 0.0) -> Decoded:
+    """Decode the whole stream once (or its first ``limit`` frames), converting only the frames asked
+    (``None``: every frame), in the order asked; each frame timed by its presentation timestamp.
+
+    A requested index past the frames that decode maps to the last decodable frame (recorded in
+    :attr:`Decoded.mapped`). Damage raises; so does a truncated stream in ``strict`` mode; 0 frames
+    raise :class:`VideoNoFramesError`."""
+    path = str(path)
+    want = None if indices is None else [int(i) for i in indices]
+    if want is not None and want and min(want) < 0:
+        raise ValueError(f"{path}: negative frame index in {want}")
+    wanted = None if want is None else set(want)
+    got: dict[int, np.ndarray] = {}
+    pts: list[int | None] = []
+    last_raw = None
+    container = _open(path)
+    try:
+        stream = container.streams.video[0]
+        tb, declared = stream.time_base, int(stream.frames or 0) or None
+        fps = fps or _stream_fps(stream)
+        for i, frame in enumerate(_decoded(path, container, stream, mode)):
+            pts.append(frame.pts)
+            if wanted is None or i in wanted:
+                got[i] = frame_rgb(frame, max_side)
+            last_raw = frame
+            if limit and i + 1 >= limit:
+                break
+    finally:
+        container.close()
+    n = len(pts)
+    if not n:
+        raise VideoNoFramesError(path, "decoded 0 frames")
+    want = list(range(n)) if want is None else want
+    mapped = {i: n - 1 for i in sorted(set(want)) if i >= n}
+    if mapped and n - 1 not in got:
+        got[n - 1] = frame_rgb(last_raw, max_side)
+    used = [mapped.get(i, i) for i in want]
+    all_times, source = frame_times(pts, tb, fps)
+    return Decoded(frames=[got[i] for i in used], indices=used, times=[all_times[i] for i in used],
+                   time_source=source, decoded=n, declared=declared, mapped=mapped)
 
 
 def _decode_seek(path: str, wanted: Sequence[int], fps: float, max_side: int | None) -> dict[int, np.ndarray]:
@@ -401,15 +543,16 @@ def read_frames(
 
 
 def iter_frames(path: str | os.PathLike, *, max_side: int | None = None,
-                limit: int | None = None) -> Iterator[np.ndarray]:
+                limit: int | None = None, mode: str | None = None) -> Iterator[np.ndarray]:
     """Every frame (or the first ``limit``) as RGB uint8, decoded and converted one at a time, so memory
     holds one frame, not the video. Damage anywhere raises a :class:`VideoError` (after the frames before
-    it were yielded: a caller must not keep a partial result as the video's), and so do 0 frames."""
+    it were yielded: a caller must not keep a partial result as the video's), and so do 0 frames and (in
+    ``strict`` decode mode) a truncated stream."""
     path = str(path)
     container = _open(path)
     n = 0
     try:
-        for frame in _decoded(path, container, container.streams.video[0]):
+        for frame in _decoded(path, container, container.streams.video[0], mode):
             n += 1
             yield frame_rgb(frame, max_side)
             if limit and n >= limit:
@@ -420,10 +563,11 @@ def iter_frames(path: str | os.PathLike, *, max_side: int | None = None,
         raise VideoNoFramesError(path, "decoded 0 frames")
 
 
-def read_all(path: str | os.PathLike, *, max_side: int | None = None, limit: int | None = None) -> list[np.ndarray]:
+def read_all(path: str | os.PathLike, *, max_side: int | None = None, limit: int | None = None,
+             mode: str | None = None) -> list[np.ndarray]:
     """Decode every frame (or the first ``limit``), each reduced to ``max_side`` while converting.
 
-    Raises on 0 frames and on a damaged or truncated file (see the module docstring), also when
-    some frames decoded before the damage: a damaged video is never returned as a shorter one.
+    Raises on 0 frames and on a damaged (or, ``strict``, truncated) file (see the module docstring),
+    also when some frames decoded before the damage: a damaged video is never returned as a shorter one.
     """
-    return list(iter_frames(path, max_side=max_side, limit=limit))
+    return list(iter_frames(path, max_side=max_side, limit=limit, mode=mode))

@@ -41,7 +41,7 @@ class SynthVerifierScorer(Scorer):
         return "family" in sample.metadata and "state" in sample.metadata
 
     def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.frames import check_complete, probe, read_all
+        from vreason.frames import check_complete, decode_pass, probe
         from vreason.synth.suite import get_family, render_config
 
         md = sample.metadata
@@ -61,16 +61,15 @@ class SynthVerifierScorer(Scorer):
         max_side = int(round(max(cfg.width, cfg.height) * scale))
         try:
             info = probe(video.path)
-            check_complete(info)
-            fps = info.fps
-            frames = read_all(video.path, limit=limit, max_side=max_side)
+            check_complete(info, "strict")  # the suite's videos are whole or an error (decode=strict)
+            rate = info.fps if info.fps and info.fps > 0 else float(cfg.fps)
+            got = decode_pass(video.path, None, limit=limit, max_side=max_side, mode="strict", fps=rate)
         except VideoError as exc:
             return self.fail(sample, video, f"video error: {exc}")
-        indices = list(range(len(frames)))
-        # verifiers reason in seconds and task units: frames are passed at the video's own rate with
-        # their times, never resampled to the suite's rate (nearest-frame resampling shifts samples)
-        rate = fps if fps and fps > 0 else float(cfg.fps)
-        times = [i / rate for i in indices]
+        frames, indices = got.frames, got.indices
+        # verifiers reason in seconds and task units: frames are passed with their own presentation times
+        # (a variable-frame-rate file is timed by its timestamps), never resampled to the suite's rate
+        times = got.times
         res = fam.verify(frames, md["state"], cfg, times=times)
         if (res.evidence or {}).get("unscored"):  # the family's check could not score (e.g. no OCR engine)
             return self.fail(sample, video, str(res.evidence["unscored"]), status=ScoreStatus.unscored)
@@ -91,7 +90,9 @@ class SynthVerifierScorer(Scorer):
         details = jsonable(res.evidence)
         details.setdefault("family", md["family"])
         details["family_version"] = fam.version
-        policy = f"all+time_base={rate:g}fps" + (
+        details["frame_times_from"] = got.time_source
+        timing = "times=pts" if got.time_source == "pts" else f"time_base={rate:g}fps"
+        policy = f"all+{timing}" + (
             f"+max_frames={limit}" if len(indices) >= limit else "") + f"+max_side={max_side}"
         ev = Evidence(frame_policy=policy, frame_indices=indices, debug_images=debug, details=details)
         return [self.ok(sample, video, "score", value, value, passed=bool(res.passed), evidence=ev)]
