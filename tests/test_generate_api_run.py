@@ -91,7 +91,7 @@ def test_sora_and_veo_generate_and_score_with_a_refusal(tmp_path, oracle, monkey
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("GEMINI_API_KEY", GEMINI_KEY)
     with FakeVideoAPI(latency=0.1, video=_render(by_image), policy=policy,
-                      transient={"create": [503], "poll": [429]}) as api:
+                      transient={"create": [429], "poll": [503]}) as api:  # a 5xx create is ambiguous
         monkeypatch.setenv("VREASON_SORA_BASE_URL", api.openai_url)  # Sora: base URL from the environment
         models = [_spec(tmp_path, "sora", "sora-2", "sora-2"),
                   _spec(tmp_path, "veo", "veo-3.1-generate-preview", "veo", base_url=api.veo_url)]

@@ -46,6 +46,16 @@ class ApiOptions(BaseModel):
     retry_blocked: bool = False
     usd_per_second: float | None = Field(None, ge=0)
     usd_per_video: float | None = Field(None, ge=0)
+    request_timeout_s: float = Field(120.0, gt=0)
+    """Read timeout of one HTTP call; a create that times out is ambiguous (resolved, not resent)."""
+    idempotent_creates: bool = False
+    """Declare that the API (or a proxy in front of it) answers a create repeated with the same
+    ``Idempotency-Key`` with the first one's job: an ambiguous create is then simply resent."""
+    lookup_wait_s: float = Field(2.0, ge=0)
+    """After an ambiguous create, look the job up again this long later before creating again."""
+    recreate_after_ambiguous: bool = False
+    """Where the API has neither idempotency key nor job list: create again after an ambiguous failure
+    (may pay for two jobs). Default: the video fails with the reason, the row stays ``unknown``."""
     image_fit: str = Field("stretch", pattern="^(stretch|pad)$")
     """How an input image is brought to the requested size: ``stretch`` keeps frame-normalised
     coordinates (what the verifiers use), ``pad`` keeps the aspect ratio with black bars."""
@@ -137,9 +147,14 @@ class ApiGenerator(Generator):
                 poll_s=s.poll_s, poll_first_s=s.poll_first_s,
                 timeout_s=s.timeout_s or self.ctx.timeout_s or 3600.0, max_in_flight=s.max_in_flight,
                 retry=RetrySettings(attempts=s.retries + 1, base_s=s.retry_base_s, cap_s=s.retry_cap_s),
-                retry_blocked=s.retry_blocked,
+                retry_blocked=s.retry_blocked, request_timeout_s=s.request_timeout_s, lookup_wait_s=s.lookup_wait_s,
+                recreate_after_ambiguous=s.recreate_after_ambiguous,
             )
-            self._engine = JobEngine(self.adapter(key), self._ledger, settings, secrets=[key] if key else [])
+            adapter = self.adapter(key)
+            if s.idempotent_creates:
+                adapter.honors_idempotency = True
+                adapter.idempotency_header = adapter.idempotency_header or "Idempotency-Key"
+            self._engine = JobEngine(adapter, self._ledger, settings, secrets=[key] if key else [])
         return self._engine
 
     # ------------------------------------------------------------------ one video

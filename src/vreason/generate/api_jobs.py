@@ -5,7 +5,10 @@ A provider is a :class:`JobAdapter` (how to build each HTTP call and read each r
 
 * **errors by class** — HTTP 429 (``rate_limit``, waits ``Retry-After`` when sent), 408/409/5xx
   (``server``), timeouts and dropped connections are retried with exponential, jittered backoff
-  (tenacity); any other 4xx is ``fatal`` and not retried;
+  (tenacity); any other 4xx is ``fatal`` and not retried. A *create* is different (it may cost money):
+  :mod:`vreason.generate.api_create` resends it only when it certainly did not happen, and resolves an
+  ambiguous failure (5xx, read timeout, connection dropped after sending) by the provider's idempotency
+  key or a look-up of recent jobs, never by a blind second create;
 * **refusals** — a content-policy refusal, at create time (a 4xx the adapter recognises) or as the
   job's final state, raises :class:`JobRefused` with the provider's reason: the video is ``blocked``;
 * **persistence** — the job id is written to the :class:`~vreason.generate.job_ledger.JobLedger`
@@ -43,9 +46,11 @@ class ApiError(Exception):
     """An HTTP call that did not produce a usable reply; ``kind`` decides whether it is retried."""
 
     def __init__(self, kind: ErrorKind, message: str, *, status: int | None = None,
-                 retry_after: float | None = None):
+                 retry_after: float | None = None, sent: bool = True):
         super().__init__(message)
         self.kind, self.message, self.status, self.retry_after = kind, message, status, retry_after
+        self.sent = sent
+        """False when the request certainly did not take effect (no connection, 429/408/4xx reply)."""
 
     @property
     def retryable(self) -> bool:
@@ -90,12 +95,18 @@ class JobRequest:
     image_png: bytes | None = None
     image_size: tuple[int, int] | None = None
     """(width, height) of ``image_png``."""
+    client_ref: str | None = None
+    """The create's client reference (run + sample + seed + request; the same on every attempt)."""
 
 
 class JobAdapter(ABC):
     """One provider's request and reply shapes."""
 
     provider: str = ""
+    idempotency_header: str | None = "Idempotency-Key"
+    """Header carrying the client reference on every create (``None``: not sent)."""
+    honors_idempotency: bool = False
+    """The provider answers a create repeated with the same key with the first one's job (no new job)."""
 
     @abstractmethod
     def create_call(self, req: JobRequest) -> HttpCall: ...
@@ -113,6 +124,14 @@ class JobAdapter(ABC):
     def refusal(self, status: int, body: Any) -> str | None:
         """The provider's reason when a 4xx reply to a create is a content-policy refusal."""
         return None
+
+    def lookup_call(self, req: JobRequest, since: float) -> HttpCall | None:
+        """A call listing the jobs this create may have made (``None``: the provider has no such list)."""
+        return None
+
+    def lookup_matches(self, req: JobRequest, since: float, body: Any) -> list[str]:
+        """Ids of jobs in a :meth:`lookup_call` reply that ``req`` (sent at or after ``since``) made."""
+        return []
 
     def error_message(self, body: Any) -> str:
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
@@ -139,6 +158,12 @@ class EngineSettings:
     retry: RetrySettings = field(default_factory=RetrySettings)
     retry_blocked: bool = False
     """Create a job again for a (sample, seed) whose earlier job was refused (default: keep ``blocked``)."""
+    request_timeout_s: float = 120.0
+    """Read timeout of one HTTP call (a create that times out is ambiguous: looked up, not resent)."""
+    lookup_wait_s: float = 2.0
+    """After an ambiguous create, look again this long later before concluding nothing was made."""
+    recreate_after_ambiguous: bool = False
+    """Without idempotency key or look-up, create again after an ambiguous failure (may pay twice)."""
 
 
 @dataclass
@@ -230,23 +255,28 @@ class JobEngine:
         where = f"{call.method} {self.scrub(call.url.split('?', 1)[0])}"
         try:
             resp = await client.request(call.method, call.url, json=call.json, data=call.data,
-                                        files=call.files, headers=call.headers)
-        except httpx.TimeoutException as e:
+                                        files=call.files, headers=call.headers,
+                                        timeout=httpx.Timeout(self.settings.request_timeout_s, connect=30.0))
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as e:  # nothing was sent
+            raise ApiError("connection", f"{where}: {type(e).__name__}: {self.scrub(str(e))}", sent=False) from None
+        except httpx.TimeoutException as e:  # the request may have been received and acted on
             raise ApiError("timeout", f"{where}: timed out ({type(e).__name__})") from None
-        except httpx.TransportError as e:
+        except httpx.TransportError as e:  # dropped after (part of) the request was sent
             raise ApiError("connection", f"{where}: {type(e).__name__}: {self.scrub(str(e))}") from None
         if resp.status_code < 400:
             return resp
         body = _body(resp)
         msg = f"{where}: HTTP {resp.status_code}: {self.scrub(self.adapter.error_message(body))}"
-        if resp.status_code == 429:
-            raise ApiError("rate_limit", msg, status=429, retry_after=parse_retry_after(resp.headers))
-        if resp.status_code >= 500 or resp.status_code in (408, 409):
+        if resp.status_code == 429:  # rate limits are checked before a request is processed
+            raise ApiError("rate_limit", msg, status=429, retry_after=parse_retry_after(resp.headers), sent=False)
+        if resp.status_code >= 500 or resp.status_code == 409:  # 409: e.g. the same idempotency key in flight
             raise ApiError("server", msg, status=resp.status_code)
+        if resp.status_code == 408:  # the server gave up waiting for the request: not processed
+            raise ApiError("server", msg, status=408, sent=False)
         refused = self.adapter.refusal(resp.status_code, body) if create else None
         if refused is not None:
             raise JobRefused(self.scrub(refused))
-        raise ApiError("fatal", msg, status=resp.status_code)
+        raise ApiError("fatal", msg, status=resp.status_code, sent=False)
 
     # ------------------------------------------------------------------ one job
     async def run(self, key: str, req: JobRequest, out_path: str, *, meta: dict[str, Any],
@@ -276,11 +306,17 @@ class JobEngine:
         if resumed:
             job_id = row["job_id"]  # type: ignore[index]
         else:
+            from vreason.generate.api_create import CreateUnresolved, create_job
+
             try:
-                job_id = await self._create(client, key, req, meta)
+                job_id = await create_job(self, client, key, req, meta, row)
             except JobRefused as e:
                 self.ledger.finish(key, "blocked", str(e))
                 return JobOutcome("blocked", str(e))
+            except CreateUnresolved as e:
+                reason = self.scrub(str(e))
+                self.ledger.finish(key, "unknown", reason)
+                return JobOutcome("failed", reason)
             except (ApiError, ValueError) as e:
                 reason = self.scrub(f"create failed: {e}")
                 self.ledger.finish(key, "failed", reason)
@@ -288,13 +324,6 @@ class JobEngine:
         out = await self._follow(client, key, job_id, out_path, t0, resumed)
         out.resumed, out.created, out.seconds = resumed, not resumed, time.monotonic() - t0
         return out
-
-    async def _create(self, client: httpx.AsyncClient, key: str, req: JobRequest, meta: dict[str, Any]) -> str:
-        self.ledger.creating(key, provider=self.adapter.provider, **meta)
-        resp = await self.send(self.adapter.create_call(req), client, create=True)
-        job_id = self.adapter.job_id(_body(resp))
-        self.ledger.created(key, job_id)  # committed before the first poll
-        return job_id
 
     async def _follow(self, client: httpx.AsyncClient, key: str, job_id: str, out_path: str, t0: float,
                       resumed: bool) -> JobOutcome:

@@ -5,12 +5,21 @@ first poll, so a killed run resumes polling the same job instead of creating (pa
 — its status, the reason of a failure or refusal, the price the job costs when it finishes, and the
 downloaded file. Statuses:
 
-``creating``  the create call was sent, no job id yet (a crash here cannot be resumed: the next run
-              creates again; at most one job per killed run is lost this way)
+``creating``  a create is under way (or was, when the run died): no job id yet. The next try of this
+              row does *not* create blindly: it looks the job up / resends the same idempotency key
+``unknown``   a create may have reached the provider (5xx, timeout, dropped connection after sending)
+              and the adapter could not find out: the job may exist and be billed; not created again
+              unless the model's ``recreate_after_ambiguous`` option says so
 ``running``   job id known, polling; ``timeout`` polled past the time limit (the job may still finish)
 ``done``      the provider finished the job (it is paid; ``path`` is set once downloaded)
 ``failed``    the provider or a fatal HTTP error ended it (a ``--retry-failed`` run creates a new job)
 ``blocked``   refused by content policy (kept; not created again unless ``retry_blocked``)
+
+Every create *attempt* is a row of ``create_attempts`` (attempt number, client reference, outcome,
+HTTP status, the provider's job id when known), and so is every look-up made after an ambiguous
+failure. A row's ``gen`` counts deliberate new jobs (a ``--retry-failed`` after a failed job); all
+attempts of one ``gen`` share its client reference (sent as the idempotency key), derived from the
+run's nonce, the row's key and ``gen``.
 
 No secret is ever written here: rows hold ids, statuses, reasons scrubbed by the engine and numbers.
 """
@@ -20,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import secrets
 import sqlite3
 import threading
 import time
@@ -44,8 +54,26 @@ CREATE TABLE IF NOT EXISTS jobs (
     creates INTEGER NOT NULL DEFAULT 0,
     created_at REAL,
     updated_at REAL
-)
+);
+CREATE TABLE IF NOT EXISTS create_attempts (
+    key TEXT NOT NULL,
+    gen INTEGER NOT NULL,
+    attempt INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    client_ref TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    http_status INTEGER,
+    job_id TEXT,
+    detail TEXT,
+    started_at REAL,
+    ended_at REAL,
+    PRIMARY KEY (key, gen, attempt)
+);
+CREATE TABLE IF NOT EXISTS ledger_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
+_NEW_COLUMNS = {"gen": "INTEGER NOT NULL DEFAULT 0", "client_ref": "TEXT", "gen_started_at": "REAL"}
+MAY_BILL = ("creating", "unknown", "running", "timeout", "done")
+"""Statuses whose job the provider may bill (a job exists or may exist and was not refused/failed)."""
 
 
 def request_hash(prompt: str, image: bytes | None, params: dict[str, Any]) -> str:
@@ -71,7 +99,14 @@ class JobLedger:
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
+        self._db.executescript(_SCHEMA)
+        have = {r[1] for r in self._db.execute("PRAGMA table_info(jobs)")}
+        for col, decl in _NEW_COLUMNS.items():  # a ledger written before attempts were recorded
+            if col not in have:
+                self._db.execute(f"ALTER TABLE jobs ADD COLUMN {col} {decl}")
+        self._db.execute("INSERT OR IGNORE INTO ledger_meta (name, value) VALUES ('run_nonce', ?)",
+                         (secrets.token_hex(8),))
+        self.nonce = self._db.execute("SELECT value FROM ledger_meta WHERE name = 'run_nonce'").fetchone()[0]
 
     def close(self) -> None:
         with self._lock:
@@ -86,18 +121,73 @@ class JobLedger:
         with self._lock:
             return [dict(r) for r in self._db.execute("SELECT * FROM jobs ORDER BY model, sample_id, seed")]
 
-    def creating(self, key: str, *, provider: str, model: str, sample_id: str, seed: int, request_hash: str,
-                 usd: float | None = None, video_seconds: float | None = None) -> None:
+    def client_ref(self, key: str, gen: int) -> str:
+        """The reference every create attempt of (``key``, ``gen``) carries: run nonce + key + gen."""
+        return "vr-" + hashlib.sha256(f"{self.nonce}|{key}|{gen}".encode()).hexdigest()[:32]
+
+    def begin(self, key: str, *, new: bool, provider: str, model: str, sample_id: str, seed: int,
+              request_hash: str, usd: float | None = None, video_seconds: float | None = None) -> tuple[int, str]:
+        """Mark ``key`` as being created; ``new``: a new job is wanted (a new ``gen``, a new client
+        reference), else the earlier, unresolved create is continued under its reference."""
         now = time.time()
         with self._lock:
             self._db.execute(
                 "INSERT INTO jobs (key, model, sample_id, seed, request_hash, provider, status, usd, video_seconds,"
-                " creates, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 'creating', ?, ?, 1, ?, ?)"
-                " ON CONFLICT(key) DO UPDATE SET status='creating', job_id=NULL, reason=NULL, path=NULL,"
-                " usd=excluded.usd, video_seconds=excluded.video_seconds, creates=creates+1,"
-                " updated_at=excluded.updated_at",
-                (key, model, sample_id, seed, request_hash, provider, usd, video_seconds, now, now),
+                " creates, created_at, updated_at, gen, gen_started_at) VALUES"
+                " (?, ?, ?, ?, ?, ?, 'creating', ?, ?, 0, ?, ?, 1, ?)"
+                " ON CONFLICT(key) DO UPDATE SET status='creating', reason=NULL, path=NULL, usd=excluded.usd,"
+                " video_seconds=excluded.video_seconds, updated_at=excluded.updated_at"
+                + (", job_id=NULL, gen=gen+1, gen_started_at=excluded.updated_at" if new else ""),
+                (key, model, sample_id, seed, request_hash, provider, usd, video_seconds, now, now, now),
             )
+            gen = int(self._db.execute("SELECT gen FROM jobs WHERE key = ?", (key,)).fetchone()[0])
+            ref = self.client_ref(key, gen)
+            self._db.execute("UPDATE jobs SET client_ref = ? WHERE key = ?", (ref, key))
+        return gen, ref
+
+    def attempt(self, key: str, gen: int, kind: str, client_ref: str) -> int:
+        """Record that an attempt (``create`` or ``lookup``) starts now; its number (1, 2, … per gen)."""
+        now = time.time()
+        with self._lock:
+            n = int(self._db.execute("SELECT COALESCE(MAX(attempt), 0) + 1 FROM create_attempts WHERE key = ?"
+                                     " AND gen = ?", (key, gen)).fetchone()[0])
+            self._db.execute("INSERT INTO create_attempts (key, gen, attempt, kind, client_ref, outcome, started_at)"
+                             " VALUES (?, ?, ?, ?, ?, 'sending', ?)", (key, gen, n, kind, client_ref, now))
+            if kind == "create":
+                self._db.execute("UPDATE jobs SET creates = creates + 1, updated_at = ? WHERE key = ?", (now, key))
+        return n
+
+    def attempt_done(self, key: str, gen: int, n: int, outcome: str, *, http_status: int | None = None,
+                     job_id: str | None = None, detail: str | None = None) -> None:
+        with self._lock:
+            self._db.execute("UPDATE create_attempts SET outcome = ?, http_status = ?, job_id = ?, detail = ?,"
+                             " ended_at = ? WHERE key = ? AND gen = ? AND attempt = ?",
+                             (outcome, http_status, job_id, detail, time.time(), key, gen, n))
+
+    def close_stale(self, key: str, gen: int) -> None:
+        """Attempts a dead run left ``sending``: their answer never came."""
+        with self._lock:
+            self._db.execute("UPDATE create_attempts SET outcome = 'no_reply', detail = 'the run ended before the"
+                             " answer' WHERE key = ? AND gen = ? AND outcome = 'sending'", (key, gen))
+
+    def attempts(self, key: str | None = None) -> list[dict[str, Any]]:
+        q = "SELECT * FROM create_attempts" + (" WHERE key = ?" if key else "") + " ORDER BY key, gen, attempt"
+        with self._lock:
+            return [dict(r) for r in self._db.execute(q, (key,) if key else ())]
+
+    def sent_in_gen(self, key: str, gen: int) -> int:
+        """Create attempts of (``key``, ``gen``) that were (or may have been) sent."""
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM create_attempts WHERE key = ? AND gen = ? AND"
+                                        " kind = 'create' AND outcome != 'not_sent'", (key, gen)).fetchone()[0])
+
+    def claim(self, key: str, job_id: str) -> bool:
+        """Record ``job_id`` as ``key``'s job unless another row already holds it (atomic)."""
+        with self._lock:
+            cur = self._db.execute(
+                "UPDATE jobs SET job_id = ?, status = 'running', updated_at = ? WHERE key = ? AND NOT EXISTS"
+                " (SELECT 1 FROM jobs WHERE job_id = ? AND key != ?)", (job_id, time.time(), key, job_id, key))
+            return cur.rowcount == 1
 
     def created(self, key: str, job_id: str) -> None:
         with self._lock:
@@ -110,17 +200,21 @@ class JobLedger:
                              " WHERE key = ?", (status, reason, path, time.time(), key))
 
     def totals(self) -> dict[str, dict[str, Any]]:
-        """Per model: jobs by status, creates sent, seconds of video and the cost of finished jobs."""
+        """Per model: jobs by status, create attempts sent, seconds of video, the cost of finished jobs
+        (``usd``) and of every job the provider may bill (``usd_may_bill``: finished, running, timed out,
+        or a create whose outcome is unknown)."""
         out: dict[str, dict[str, Any]] = {}
         for r in self.rows():
-            t = out.setdefault(r["model"], {"jobs": 0, "creates": 0, "usd": 0.0, "video_seconds": 0.0,
-                                            "by_status": {}})
+            t = out.setdefault(r["model"], {"jobs": 0, "creates": 0, "usd": 0.0, "usd_may_bill": 0.0,
+                                            "video_seconds": 0.0, "by_status": {}})
             t["jobs"] += 1
             t["creates"] += int(r["creates"] or 0)
             t["by_status"][r["status"]] = t["by_status"].get(r["status"], 0) + 1
             if r["status"] == "done":
                 t["usd"] = round(t["usd"] + float(r["usd"] or 0.0), 4)
                 t["video_seconds"] += float(r["video_seconds"] or 0.0)
+            if r["status"] in MAY_BILL and (r["job_id"] or r["status"] in ("creating", "unknown")):
+                t["usd_may_bill"] = round(t["usd_may_bill"] + float(r["usd"] or 0.0), 4)
         return out
 
 

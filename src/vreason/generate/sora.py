@@ -9,6 +9,11 @@ spec's ``base_url``, else ``VREASON_SORA_BASE_URL``, else ``https://api.openai.c
 seed: several seeds of one sample are independent draws (the manifest records ``seed_sent: false``).
 A job that fails for moderation (or a create refused with a moderation/content-policy error) is
 ``blocked`` with OpenAI's message.
+
+Every create carries ``Idempotency-Key`` (the row's client reference); OpenAI does not document it for
+this endpoint, so after an ambiguous create (5xx, timeout, dropped connection) the job is looked up in
+``GET /videos`` (model, prompt, seconds, size, creation time) before anything is sent again. A proxy
+that honours the key can be declared with ``idempotent_creates: true``.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from vreason.generate.api_generator import ApiGenerator, ApiOptions
 from vreason.generate.api_jobs import HttpCall, JobAdapter, JobRequest, PollResult
 from vreason.generate.pricing import Price, price_for
 
+LOOKUP_SKEW_S = 300.0
+"""How much earlier than our clock says a listed video may have been made and still be ours."""
 _REFUSAL = re.compile(r"moderation|content[ _-]?policy|safety|policy[ _-]?violation|inappropriate", re.I)
 
 
@@ -50,6 +57,28 @@ class SoraAdapter(JobAdapter):
         if req.image_png:
             files["input_reference"] = ("input.png", req.image_png, "image/png")
         return HttpCall("POST", f"{self.base}/videos", files=files, headers=self.headers)
+
+    def lookup_call(self, req: JobRequest, since: float) -> HttpCall | None:
+        return HttpCall("GET", f"{self.base}/videos?limit=100&order=desc", headers=self.headers)
+
+    def lookup_matches(self, req: JobRequest, since: float, body: Any) -> list[str]:
+        """Videos of the list (``GET /videos``, newest first) with this create's model, prompt, seconds and
+        size, made since the create began (less a clock-skew margin), oldest first. The list does not show
+        the input image: two samples with one prompt and one size cannot be told apart by it, and the
+        ledger hands each listed job to one row only."""
+        data = body.get("data") if isinstance(body, dict) else None
+        size = self.size or (f"{req.image_size[0]}x{req.image_size[1]}" if req.image_size else None)
+        out: list[str] = []
+        for v in data if isinstance(data, list) else []:
+            if not isinstance(v, dict) or not isinstance(v.get("id"), str) or v.get("prompt") != req.prompt:
+                continue
+            if v.get("model") not in (None, self.model) or str(v.get("seconds") or self.seconds) != str(self.seconds):
+                continue
+            if size and v.get("size") and v["size"] != size:
+                continue
+            if float(v.get("created_at") or 0) >= since - LOOKUP_SKEW_S:
+                out.append(v["id"])
+        return out[::-1]
 
     def job_id(self, body: Any) -> str:
         if not isinstance(body, dict) or not isinstance(body.get("id"), str) or not body["id"]:

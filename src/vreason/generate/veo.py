@@ -46,6 +46,9 @@ class VeoOptions(ApiOptions):
 
 class VeoAdapter(JobAdapter):
     provider = "google"
+    idempotency_header = None
+    """The Gemini API documents neither an idempotency key nor a list of operations for Veo: after an
+    ambiguous create the row ends ``unknown`` (not created again) unless ``recreate_after_ambiguous``."""
 
     def __init__(self, base_url: str, key: str | None, model: str, params: dict[str, Any], send_seed: bool):
         self.base, self.model, self.params, self.send_seed = base_url, model, params, send_seed

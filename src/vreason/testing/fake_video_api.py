@@ -10,9 +10,17 @@ It speaks both shapes vreason's API generators use, on ``127.0.0.1`` (a free por
 Jobs are ready ``latency`` seconds after their create. ``policy(request) -> Behavior`` decides per request
 (``request`` has ``prompt``, ``model``, ``image`` bytes, ``seed``, ``shape``) whether the job is refused at
 create (HTTP 400 content policy), refused or failed when it ends, never finishes (``hang``), or has its own
-latency. ``transient`` injects HTTP errors per route (``create``, ``poll``, ``download``), consumed in
+latency. ``transient`` injects HTTP errors per route (``create``, ``poll``, ``download``, ``list``), consumed in
 order (``429`` carries ``Retry-After: retry_after``). Every create is counted per request key
 (:meth:`request_key`: prompt + image) and per API key; :meth:`release` makes pending jobs ready now.
+
+Ambiguous create failures: ``after_create`` is a list of faults consumed one per create that made a job
+— ``"500"`` (the job exists, the reply is HTTP 500), ``"drop"`` (the job exists, the connection is cut
+without a reply), ``"stall"`` (the job exists, no reply for ``stall_s`` seconds, then the connection is
+cut) or ``None`` (a normal reply). With ``idempotency=True`` a create repeated with an
+``Idempotency-Key`` already seen makes no job and answers the first job (``Idempotent-Replayed: true``).
+``GET /v1/videos`` lists the OpenAI-shape jobs newest first (``limit``, ``order``, and — an extension
+of the fake — ``client_reference``, the ``Idempotency-Key`` a job was created with).
 """
 
 from __future__ import annotations
@@ -79,10 +87,15 @@ class FakeVideoAPI:
     def __init__(self, *, latency: float = 0.1, video: bytes | Callable[[dict[str, Any]], bytes] | None = None,
                  policy: Callable[[dict[str, Any]], Behavior | None] | None = None,
                  transient: dict[str, list[int]] | None = None, retry_after: float = 0.0,
-                 api_key: str | None = None):
+                 api_key: str | None = None, after_create: list[str | None] | None = None,
+                 idempotency: bool = False, stall_s: float = 30.0):
         self.latency, self.video, self.policy = latency, video, policy
         self.transient = {k: list(v) for k, v in (transient or {}).items()}
         self.retry_after, self.api_key = retry_after, api_key
+        self.after_create = list(after_create or [])
+        self.idempotency, self.stall_s = idempotency, stall_s
+        self.by_idempotency_key: dict[str, tuple[int, Any]] = {}
+        self.faults_fired: Counter[str] = Counter()
         self.jobs: dict[str, _Job] = {}
         self.creates: Counter[str] = Counter()
         self.creates_by_api_key: Counter[str] = Counter()
@@ -163,6 +176,13 @@ class FakeVideoAPI:
             queue = self.transient.get(route)
             return queue.pop(0) if queue else None
 
+    def _after_create_fault(self) -> str | None:
+        with self._lock:
+            fault = self.after_create.pop(0) if self.after_create else None
+            if fault:
+                self.faults_fired[fault] += 1
+            return fault
+
     def _create(self, shape: str, req: dict[str, Any], auth: str) -> tuple[int, Any]:
         beh = (self.policy(req) if self.policy else None) or Behavior()
         with self._lock:
@@ -176,7 +196,7 @@ class FakeVideoAPI:
         lat = self.latency if beh.latency is None else beh.latency
         ready = float("inf") if beh.hang else time.monotonic() + lat
         with self._lock:
-            self.jobs[jid] = _Job(jid, shape, req, beh, ready)
+            self.jobs[jid] = _Job(jid, shape, req, beh, ready, extra={"created_at": time.time()})
         if shape == "veo":
             return 200, {"name": jid}
         return 200, {"id": jid, "object": "video", "model": req["model"], "status": "queued", "progress": 0,
@@ -270,7 +290,7 @@ def handle(api: FakeVideoAPI, method: str, target: str, headers: dict[str, str],
     if method == "POST":
         route = "create"
     else:
-        route = "download" if path.endswith(("/content", ":download")) else "poll"
+        route = "download" if path.endswith(("/content", ":download")) else "list" if path == "/v1/videos" else "poll"
     with api._lock:
         api.calls[route] += 1
     auth = headers.get("x-goog-api-key", "") if shape == "veo" else \
@@ -284,9 +304,29 @@ def handle(api: FakeVideoAPI, method: str, target: str, headers: dict[str, str],
         extra = {"Retry-After": f"{api.retry_after:g}"} if status == 429 else None
         return _json(status, _error(shape, status, f"fake transient HTTP {status}"), extra)
     if method == "POST":
-        return _create_route(api, shape, path, headers, raw, auth)
+        idem = headers.get("idempotency-key") if api.idempotency else None
+        with api._lock:
+            seen = api.by_idempotency_key.get(idem) if idem else None
+        if seen is not None:
+            return _json(seen[0], seen[1], {"Idempotent-Replayed": "true"})
+        answer = _create_route(api, shape, path, headers, raw, auth)
+        if answer[0] == 200:
+            job = api.find(answer[1].get("id") or answer[1].get("name"))
+            if job is not None:
+                job.extra["client_reference"] = headers.get("idempotency-key")
+            if idem:
+                with api._lock:
+                    api.by_idempotency_key[idem] = (answer[0], answer[1])
+            fault = api._after_create_fault()
+            if fault == "500":
+                return _json(500, _error(shape, 500, "fake: the job was made, then the server failed"))
+            if fault in ("drop", "stall"):
+                return 0, fault, "", {}
+        return answer
     if method != "GET":
         return _json(405, _error(shape, 405, f"method {method} not allowed"))
+    if path == "/v1/videos":
+        return _json(200, _list(api, target))
     if path.startswith("/v1/videos/"):
         jid = path[len("/v1/videos/"):].removesuffix("/content")
     elif path.startswith("/v1beta/files/"):
@@ -302,6 +342,21 @@ def handle(api: FakeVideoAPI, method: str, target: str, headers: dict[str, str],
     if state != "done":
         return _json(404, _error(shape, 404, f"job {jid} has no video ({state})"))
     return 200, api._content(job), "video/mp4", {}
+
+
+def _list(api: FakeVideoAPI, target: str) -> dict[str, Any]:
+    from urllib.parse import parse_qs
+
+    q = {k: v[-1] for k, v in parse_qs(urlparse(target).query).items()}
+    with api._lock:
+        jobs = [j for j in api.jobs.values() if j.shape == "openai"]
+    jobs.sort(key=lambda j: j.extra["created_at"], reverse=q.get("order", "desc") == "desc")
+    if q.get("client_reference"):
+        jobs = [j for j in jobs if j.extra.get("client_reference") == q["client_reference"]]
+    data = [{"id": j.id, "object": "video", "model": j.request["model"], "prompt": j.request["prompt"],
+             "seconds": j.request.get("seconds"), "size": j.request.get("size"),
+             "created_at": int(j.extra["created_at"])} for j in jobs[: int(q.get("limit", 20))]]
+    return {"object": "list", "data": data, "has_more": len(jobs) > len(data)}
 
 
 def _create_route(api: FakeVideoAPI, shape: str, path: str, headers: dict[str, str], raw: bytes,
@@ -361,6 +416,11 @@ async def _connection(api: FakeVideoAPI, reader: asyncio.StreamReader, writer: a
                                                        b"".join(chunks))
             except Exception as exc:  # a bug in the fake answers 500 with the reason instead of hanging up
                 status, payload, ctype, extra = _json(500, {"error": {"message": f"fake crashed: {exc!r}"}})
+            if status == 0:  # an injected fault: the job was made, the reply never comes
+                if payload == "stall":
+                    await asyncio.sleep(api.stall_s)
+                writer.transport.abort()
+                break
             data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
             head = [("Content-Type", ctype), ("Content-Length", str(len(data))), *extra.items()]
             writer.write(conn.send(h11.Response(status_code=status, headers=head)) + conn.send(h11.Data(data=data))
