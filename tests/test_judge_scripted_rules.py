@@ -57,3 +57,38 @@ def test_jsonl_sample_rules_through_the_client_cache_keyed_by_sample(tmp_path):
 
     # same request text for both samples: the cache must not hand x's answer to y
     assert [asyncio.run(ask(s)) for s in ("x", "y", "x", "y")] == [True, False, True, False]
+
+
+def _doc_script(tmp_path):
+    import pathlib
+    import re
+
+    doc = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "judges.md").read_text(encoding="utf-8")
+    block = re.search(r"```jsonl\n(.*?)```", doc, re.DOTALL).group(1)
+    path = tmp_path / "doc.jsonl"
+    path.write_text(block, encoding="utf-8")
+    return str(path)
+
+
+def test_documented_worked_examples_parse_with_each_protocols_parser(tmp_path):
+    """docs/judges.md: one rule per shipped template, each reply accepted by that template's protocol parser."""
+    from test_judge_mock import _parsers
+    from vreason.judge import parsers
+    from vreason.judge.scripted import load_script
+    from vreason.judge.templates import list_templates
+    from vreason.protocols.rise_scorers import yes_no_list_parser
+    from vreason.protocols.ruler_tools import checklist_parser
+    from vreason.protocols.tivibench_scorers import qa_parser
+
+    parse = {name: fn for name, (fn, _) in _parsers().items()}
+    parse.update(rise_ra=yes_no_list_parser(1, "returned"), ruler_checklist=checklist_parser(""),
+                 ruler_judge=parsers.answer_labels(["Good", "Medium", "Poor"], 3), tivibench_qa=qa_parser(2))
+    path = _doc_script(tmp_path)
+    entries = load_script(path)
+    assert {e["template"] for e in entries} == set(list_templates()) - {"generic_yes_no"}
+    judge = ScriptedJudge(path)
+    for e in entries:
+        req = _req(e.get("sample"), e["template"], e.get("match", "any text"))
+        text = asyncio.run(judge.complete(req)).text
+        assert text == (e["reply"] if isinstance(e["reply"], str) else json.dumps(e["reply"]))
+        parse[e["template"]](text)  # raises ParseFailure on a malformed example

@@ -7,6 +7,7 @@ Each script entry is either a reply string or a mapping::
     {"sample": "rise_0001", "template": "rise_tc", "reply": "..."}  # a rule for one sample and template
     {"error": "rate_limit", "retry_after": 0.1}   # a transport error (kinds: see retry.py)
     {"reply": "...", "finish_reason": "length"}
+    {"template": "rise_pr", "reply": {"score": 4, "justification": "ok"}}  # a non-string reply: its JSON text
 
 Rules are entries with at least one of ``match`` (a substring of the request text), ``sample`` (the
 request's sample id, exactly) and ``template`` (the template name, exactly); a rule applies when all the
@@ -132,7 +133,8 @@ class ScriptedJudge(Judge):
             raise JudgeTransportError(
                 entry["error"], f"scripted {entry['error']}", retry_after=entry.get("retry_after")
             )
-        text = str(entry.get("reply", ""))
+        reply = entry.get("reply", "")
+        text = reply if isinstance(reply, str) else json.dumps(reply)  # a JSON value is sent as its JSON text
         n_img = sum(isinstance(p, ImagePart) for p in request.parts)
         usage = Usage(len(request_text(request)) // 4 + 85 * n_img, max(1, len(text) // 4))
         return JudgeReply(text=text, usage=usage, finish_reason=entry.get("finish_reason", "stop"))

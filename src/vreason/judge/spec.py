@@ -7,16 +7,17 @@ Spec strings::
     gemini:gemini-2.5-pro               Gemini's OpenAI-compatible endpoint, key from GEMINI_API_KEY
     vllm:Qwen/Qwen3-VL-8B-Instruct@http://localhost:8000/v1   a local server (any key accepted)
     transformers:/path/to/checkpoint    a local Qwen2-VL / Qwen2.5-VL folder (extra ``deep``)
-    scripted:/path/replies.jsonl        replies from a file (tests, demos)
+    scripted:/path/replies.jsonl        replies from a file (tests, demos; format: docs/judges.md)
+    mock  or  mock:quality=0.7,seed=3   offline made-up replies in every template's format (judge/mock.py)
     path/to/judge.yaml                  a YAML file (below)
 
-YAML keys: ``backend`` (openai | gemini | vllm | transformers | scripted), ``model``, ``base_url``,
+YAML keys: ``backend`` (openai | gemini | vllm | transformers | scripted | mock), ``model``, ``base_url``,
 ``api_key_env``, ``timeout``, ``max_concurrency``, ``rpm``, ``price: {input, output}`` (USD per 1M
 tokens), ``image: {format, quality, max_side, detail}``, ``video_mode``, ``reasoning``,
 ``drop_params``, ``extra_body``, ``retries``, ``backoff``, ``reasks``, ``repeats``, ``reduce``,
 ``completion_tokens: {floor, ceiling, growth}`` (the token cap: see :class:`~vreason.judge.retry.TokenCaps`),
-``path``/``device``/``dtype`` (transformers), ``script``/``cycle`` (scripted). Keys are never read
-from YAML: only the *name* of the environment variable that holds one.
+``path``/``device``/``dtype`` (transformers), ``script``/``cycle`` (scripted), ``quality``/``seed`` (mock).
+Keys are never read from YAML: only the *name* of the environment variable that holds one.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def parse_spec(spec: str) -> dict[str, Any]:
     if backend not in ("openai", "gemini", "vllm"):
         raise ConfigError(
             f"judge spec {spec!r}: unknown backend {backend!r} "
-            "(openai, gemini, vllm, transformers, scripted, or a YAML file)"
+            "(openai, gemini, vllm, transformers, scripted, mock, suite, or a YAML file)"
         )
     model, base_url = rest, None
     if "@" in rest:
@@ -188,7 +189,7 @@ def build_backend(cfg: dict[str, Any], *, require_key: bool = True) -> Judge:
         from vreason.judge.suite_answerer import SuiteAnswerer
 
         return SuiteAnswerer(str(cfg.get("name") or "answerer"))
-    raise ConfigError(f"unknown judge backend {backend!r} (openai, gemini, vllm, transformers, scripted, suite)")
+    raise ConfigError(f"unknown judge backend {backend!r} (openai, gemini, vllm, transformers, scripted, mock, suite)")
 
 
 def _default_caps(judge: Judge) -> TokenCaps:
