@@ -157,3 +157,36 @@ def test_kill_9_while_creates_hang_then_resume_looks_the_jobs_up(tmp_path):
     assert sorted(r["job_id"] for r in rows) == sorted(api.jobs)
     assert Counter((a["kind"], a["outcome"]) for a in attempts) == {("create", "no_reply"): 6, ("lookup", "found"): 6}
     assert ledger_totals(str(run_dir))["sora-2"]["usd"] == pytest.approx(6 * 0.4)
+
+
+def test_http_job_api_finds_the_job_by_client_reference(tmp_path):
+    """The generic ``http:`` adapter: the client reference goes out as ``Idempotency-Key`` on every create
+    and the ``lookup`` call lists jobs by it; a create answered 500 / dropped / stalled is found, not resent;
+    a connection refused (nothing sent) is simply sent again."""
+    import asyncio
+
+    from vreason.generate.base import GenContext
+    from vreason.generate.http_job import HttpJobGenerator
+    from vreason.records import Mode, Sample
+
+    with FakeVideoAPI(latency=0.03, after_create=["500", "drop", "stall"], stall_s=3.0,
+                      transient={"create": [429]}) as api:
+        cfg = tmp_path / "my_api.yaml"
+        cfg.write_text(yaml.safe_dump({
+            "model": "m", "base_url": api.openai_url, "create": {"method": "POST", "url": "{base_url}/videos",
+                                                                 "body": {"model": "{model}", "prompt": "{prompt}"}},
+            "id_path": "id", "poll": {"url": "{base_url}/videos/{job_id}"}, "status_path": "status",
+            "done_values": ["completed"], "download_url": "{base_url}/videos/{job_id}/content",
+            "video_seconds": 4, "lookup": {"url": "{base_url}/videos?client_reference={client_ref}"}}))
+        g = HttpJobGenerator(str(cfg), None, poll_s=0.02, retry_base_s=0.01, lookup_wait_s=0.05,
+                             request_timeout_s=1.0, usd_per_video=1.0)
+        g.bind(GenContext(run_dir=str(tmp_path)))
+        vids = [asyncio.run(g._generate_and_close(Sample(id=f"s{i}", benchmark="t", prompt=f"p{i}", mode=Mode.t2v),
+                                                  0, str(tmp_path / f"v{i}.mp4"))) for i in range(4)]
+        assert all(v.status == VideoStatus.ok for v in vids), [v.reason for v in vids]
+        assert api.total_creates == 4 and sum(api.faults_fired.values()) == 3
+        refs = {j.extra["client_reference"] for j in api.jobs.values()}
+        assert len(refs) == 4 and all(r and r.startswith("vr-") for r in refs)
+    attempts, rows = _attempts(tmp_path)
+    assert Counter(a["outcome"] for a in attempts) == {"created": 1, "ambiguous": 3, "found": 3, "not_sent": 1}
+    assert ledger_totals(str(tmp_path))["my_api"]["usd"] == pytest.approx(4.0)

@@ -22,11 +22,21 @@ Example (every key is checked; unknown keys are refused)::
     download_url: null                 # e.g. "{base_url}/v1/jobs/{job_id}/video"
     video_seconds: 5                   # for the cost ledger (with usd_per_second / usd_per_video)
     refusal_pattern: "content.?policy|safety|moderation"   # a create 4xx whose body matches → blocked
+    idempotency_header: Idempotency-Key   # carries the client reference on every create (null: not sent)
+    idempotent: false                  # true: the API answers a repeated key with the first job
+    lookup: {url: "{base_url}/v1/jobs?client_reference={client_ref}"}   # jobs a create made (optional)
+    lookup_list_path: data             # the list of jobs in the look-up reply
+    lookup_id_key: id                  # the job id in each of them
+
+After an ambiguous create failure (5xx, timeout, connection dropped after sending) the create is resent
+only when ``idempotent`` is true; else the ``lookup`` call (if given) finds the job it made; else the row
+stays ``unknown`` and nothing is resent (see :mod:`vreason.generate.api_create`).
 
 In bodies, a string that is exactly one placeholder keeps its type (``"{seed}"`` → an integer;
 ``"{image_b64}"`` → ``null`` when the sample has no input image; such ``null`` fields are dropped).
 Placeholders: ``{prompt}``, ``{seed}``, ``{model}``, ``{image_b64}``, ``{image_data_url}``, ``{base_url}``,
-``{job_id}``. Environment values are never written anywhere: they are scrubbed from reasons and logs.
+``{job_id}``, ``{client_ref}`` (the create's client reference; usable in the create body too).
+Environment values are never written anywhere: they are scrubbed from reasons and logs.
 """
 
 from __future__ import annotations
@@ -74,6 +84,11 @@ class HttpJobConfig(BaseModel):
     download_url: str | None = None
     video_seconds: float = 0.0
     refusal_pattern: str = r"content.?policy|safety|moderation"
+    idempotency_header: str | None = "Idempotency-Key"
+    idempotent: bool = False
+    lookup: CallConfig | None = None
+    lookup_list_path: str = "data"
+    lookup_id_key: str = "id"
 
 
 def get_path(obj: Any, path: str) -> Any:
@@ -120,6 +135,7 @@ class HttpJobAdapter(JobAdapter):
     def __init__(self, cfg: HttpJobConfig, base_url: str, headers: dict[str, str]):
         self.cfg, self.base, self.headers = cfg, base_url, headers
         self.refusal_re = re.compile(cfg.refusal_pattern, re.I)
+        self.idempotency_header, self.honors_idempotency = cfg.idempotency_header, cfg.idempotent
 
     def _values(self, **extra: Any) -> dict[str, Any]:
         return {"base_url": self.base, "model": self.cfg.model, **extra}
@@ -138,7 +154,7 @@ class HttpJobAdapter(JobAdapter):
 
     def create_call(self, req: JobRequest) -> HttpCall:
         b64 = base64.b64encode(req.image_png).decode("ascii") if req.image_png else None
-        values = self._values(prompt=req.prompt, seed=int(req.seed), image_b64=b64,
+        values = self._values(prompt=req.prompt, seed=int(req.seed), image_b64=b64, client_ref=req.client_ref,
                               image_data_url=f"data:image/png;base64,{b64}" if b64 else None)
         return self._call(self.cfg.create, values)
 
@@ -150,6 +166,16 @@ class HttpJobAdapter(JobAdapter):
 
     def poll_call(self, job_id: str) -> HttpCall:
         return self._call(self.cfg.poll, self._values(job_id=job_id))
+
+    def lookup_call(self, req: JobRequest, since: float) -> HttpCall | None:
+        if self.cfg.lookup is None:
+            return None
+        return self._call(self.cfg.lookup, self._values(client_ref=req.client_ref or ""))
+
+    def lookup_matches(self, req: JobRequest, since: float, body: Any) -> list[str]:
+        items = get_path(body, self.cfg.lookup_list_path)
+        ids = [get_path(it, self.cfg.lookup_id_key) for it in items] if isinstance(items, list) else []
+        return [str(i) for i in ids if i not in (None, "")][::-1]
 
     def read_status(self, job_id: str, body: Any) -> PollResult:
         status = get_path(body, self.cfg.status_path)
