@@ -155,3 +155,19 @@ def test_same_text_different_sample_or_video_differs_deterministically():
     by_video = {reply("s0", i * 20) for i in range(12)}
     assert len(by_sample) > 1 and len(by_video) > 1
     assert reply("s3", 40) == reply("s3", 40)
+
+
+def test_suite_toolqa_questions_through_the_tivibench_request_parse():
+    """The suite's toolqa questions go to the judge through TiViBench's QA request (the `suite` answerer's
+    place): the mock answers them in that shape, one answer per question, varying across instances."""
+    from vreason.protocols.tivibench_scorers import TiviQaScorer, qa_parser
+    from vreason.synth.base import RenderConfig
+    from vreason.synth.suite import make_instance
+
+    j, scorer, seen = MockJudge(quality=0.5), TiviQaScorer(), set()
+    for i in range(8):
+        inst = make_instance("toolqa", "easy", 0, i, RenderConfig())
+        qs = [q["text"] for q in inst.state["tivibench"]["metric"]["questions"]]
+        req = scorer._request(qs, [inst.solution[0], inst.solution[-1]], f"toolqa-{i}")
+        seen.add(tuple(qa_parser(len(qs))(asyncio.run(j.complete(req)).text)))
+    assert len(seen) > 1
