@@ -41,6 +41,8 @@ judges.declare("transformers", "vreason.judge.hf_backend:TransformersJudge", ext
                summary="a local Qwen2-VL / Qwen2.5-VL checkpoint folder")
 judges.declare("scripted", "vreason.judge.scripted:ScriptedJudge",
                summary="replies from a file or list (tests, dry runs)")
+judges.declare("mock", "vreason.judge.mock:MockJudge",
+               summary="offline made-up replies in every template's format: mock or mock:quality=Q,seed=N")
 judges.declare("suite", "vreason.judge.suite_answerer:SuiteAnswerer",
                summary="the built-in suite's QA answerer: scripted questions answered by their predicates")
 
