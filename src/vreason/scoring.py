@@ -15,11 +15,14 @@ never parsed is ``unscored`` — both with a reason, neither with a value.
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
 import os
 from abc import ABC
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from vreason.frames.counts import decode_scope, unit_decode_evidence
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 
 
@@ -40,6 +43,43 @@ class ScoreContext:
 
     def for_worker(self) -> ScoreContext:
         return ScoreContext(run_dir=self.run_dir, options=dict(self.options), judges={})
+
+
+def _noted(scores: Any, notes: list[dict[str, Any]], video: Video) -> Any:
+    """Scores with what the unit's reads found about decoding in ``evidence.details["decode"]``."""
+    found = unit_decode_evidence(notes, video.path) if isinstance(scores, list) else None
+    if found:
+        for s in scores:
+            if isinstance(s, Score):
+                s.evidence.details.setdefault("decode", {}).update(found)
+    return scores
+
+
+def _mode(ctx: ScoreContext) -> str | None:
+    """The protocol's ``decode`` option, if it declares one (a protocol without it keeps the ambient mode)."""
+    opts = ctx.options or {}
+    return opts["decode"] if "decode" in opts else None
+
+
+def _in_decode_scope(fn: Any) -> Any:
+    """Run a scorer's ``score``/``ascore`` with the protocol's ``decode`` option as the ambient decode mode
+    (:mod:`vreason.frames.video`) and record declared vs decoded frame counts in its scores' evidence."""
+    if getattr(fn, "_decode_scoped", False):
+        return fn
+    if inspect.iscoroutinefunction(fn):
+        @functools.wraps(fn)
+        async def arun(self: Any, sample: Sample, video: Video, ctx: ScoreContext, *a: Any, **k: Any) -> Any:
+            with decode_scope(_mode(ctx)) as notes:
+                return _noted(await fn(self, sample, video, ctx, *a, **k), notes, video)
+        arun._decode_scoped = True  # type: ignore[attr-defined]
+        return arun
+
+    @functools.wraps(fn)
+    def run(self: Any, sample: Sample, video: Video, ctx: ScoreContext, *a: Any, **k: Any) -> Any:
+        with decode_scope(_mode(ctx)) as notes:
+            return _noted(fn(self, sample, video, ctx, *a, **k), notes, video)
+    run._decode_scoped = True  # type: ignore[attr-defined]
+    return run
 
 
 class Scorer(ABC):  # noqa: B024 - either score() or ascore() is overridden
@@ -63,6 +103,9 @@ class Scorer(ABC):  # noqa: B024 - either score() or ascore() is overridden
         super().__init_subclass__(**kw)
         if cls.name and cls.score is Scorer.score and cls.ascore is Scorer.ascore:
             raise TypeError(f"scorer {cls.__name__} ({cls.name!r}) must override score() or ascore()")
+        for meth in ("score", "ascore"):  # each unit runs in the protocol's decode mode (its `decode` option)
+            if meth in cls.__dict__:
+                setattr(cls, meth, _in_decode_scope(cls.__dict__[meth]))
 
     def score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
         """Synchronous scoring (cpu scorers). An io scorer that only has ``ascore`` is awaited instead."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vreason.errors import VideoTooShortError
+from vreason.frames.counts import note_decode
 from vreason.frames.policy import PRESETS, FramePolicy, policy
 from vreason.frames.video import (
     DECODE_MODE,
@@ -83,6 +84,7 @@ def sample_frames(path: str, spec: str | FramePolicy, info: VideoInfo | None = N
                                        f"{pol.name} needs at least {pol.min_frames}")
     idx = pol.indices(info.n_frames, info.fps)
     got = decode_pass(path, idx, max_side=pol.max_side, mode=mode, fps=info.fps)
+    note_decode({k: v for k, v in got.details().items() if not k.startswith("frame_times")})
     if got.decoded < pol.min_frames:
         raise VideoTooShortError(path, f"{got.decoded} frame{'s' if got.decoded != 1 else ''} decode; frame "
                                        f"policy {pol.name} needs at least {pol.min_frames}")

@@ -8,7 +8,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Literal
 
@@ -85,3 +86,43 @@ def frame_times(pts: Sequence[int | None], time_base: Any, fps: float) -> tuple[
             return [float((p - t0) * time_base) for p in ordered], "pts"
     rate = fps if fps and fps > 0 else 1.0
     return [i / rate for i in range(len(pts))], "index/fps"
+
+
+# ---------------------------------------------------------------- per scored unit: the mode and what reads found
+_NOTES: ContextVar[list[dict[str, Any]] | None] = ContextVar("vreason_decode_notes", default=None)
+
+
+def note_decode(details: dict[str, Any]) -> None:
+    """Record what a read found (declared vs decoded counts, mapped indices) for the unit being scored."""
+    notes = _NOTES.get()
+    if notes is not None and details:
+        notes.append(details)
+
+
+@contextmanager
+def decode_scope(mode: str | None = None) -> Iterator[list[dict[str, Any]]]:
+    """Score one unit: the ambient decode mode set to ``mode`` (when given) and the reads' notes collected
+    (shared with threads the unit starts: ``asyncio.to_thread`` copies the context, not the list)."""
+    notes: list[dict[str, Any]] = []
+    tok_notes = _NOTES.set(notes)
+    tok_mode = DECODE_MODE.set(decode_mode(mode)) if mode else None
+    try:
+        yield notes
+    finally:
+        if tok_mode is not None:
+            DECODE_MODE.reset(tok_mode)
+        _NOTES.reset(tok_notes)
+
+
+def unit_decode_evidence(notes: list[dict[str, Any]], path: str | os.PathLike | None) -> dict[str, Any]:
+    """What a unit's evidence records about decoding: declared vs decoded counts of a video that decodes
+    fewer frames than it declares, and policy indices mapped to the last decodable frame."""
+    out: dict[str, Any] = {}
+    for note in notes:
+        for key, val in note.items():
+            if key == "frames_mapped":
+                out.setdefault(key, {}).update(val)
+            else:
+                out[key] = val
+    out.update(decode_facts(path) or {})
+    return out

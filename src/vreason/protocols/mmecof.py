@@ -24,7 +24,7 @@ from vreason.data.mmecof import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import encodings_by_marker, interleave, judge_for, sample_image_part
-from vreason.protocols.options import ProtocolOptions, check_frame_policy
+from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -226,7 +226,7 @@ def _parse_scale(spec: Any) -> tuple[int, int]:
 Hint = Literal["none", "text", "visual"]
 
 
-class MmeCofOptions(ProtocolOptions):
+class MmeCofOptions(SeedOptions):
     """Options of ``vreason run mmecof``; MME-CoF-Pro's code is not public, so the defaults follow the paper."""
 
     data: str | None = Field(None, description="The MME-CoF-Pro records: JSONL, JSON, parquet or their folder "

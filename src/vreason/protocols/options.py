@@ -15,7 +15,7 @@ turned into text.
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -38,6 +38,16 @@ class ProtocolOptions(BaseModel):
     videos: str | None = Field(None, description="The videos folder (`--videos`); the runner imports videos "
                                "from it.")
     run_dir: str | None = Field(None, description="Set by the runner: the run folder.", json_schema_extra=INTERNAL)
+
+
+class SeedOptions(ProtocolOptions):
+    """Options every seed protocol (a published benchmark) accepts besides the common ones; each seed
+    protocol's options model derives from it, so the option is declared (and validated) once."""
+
+    decode: Literal["released", "strict"] = Field(
+        "released", description="What a video that decodes fewer frames than its container declares is: "
+        "`released` (default, as the released readers: scored on the frames that decode, both counts in the "
+        "evidence and the report) or `strict` (an error naming both counts, as the built-in suite).")
 
 
 def check_frame_policy(v: Any) -> Any:

@@ -21,7 +21,7 @@ from pydantic import Field
 
 from vreason.errors import ConfigError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.options import ProtocolOptions
+from vreason.protocols.options import ProtocolOptions, SeedOptions
 from vreason.records import Sample
 from vreason.registry import benchmarks
 from vreason.scoring import Scorer
@@ -29,7 +29,7 @@ from vreason.scoring import Scorer
 Preset = Literal["very_low", "low", "medium", "high", "very_high"]
 
 
-class PaiCOptions(ProtocolOptions):
+class PaiCOptions(SeedOptions):
     """Options of ``vreason run pai-c``; defaults follow the released ``conditional_generation`` code."""
 
     max_frames: int = Field(121, ge=1, description="Frames read from each video (released: 121); the prediction "

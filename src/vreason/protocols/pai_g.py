@@ -26,7 +26,7 @@ from pydantic import Field, field_validator
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import interleave, judge_for
-from vreason.protocols.options import ProtocolOptions, check_frame_policy
+from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -154,7 +154,7 @@ class PaiGDomainScorer(Scorer):
         return [self.ok(sample, video, "domain", acc, acc, passed=all(scored), evidence=evidence)]
 
 
-class PaiGOptions(ProtocolOptions):
+class PaiGOptions(SeedOptions):
     """Options of ``vreason run pai-g``; defaults reproduce the released code where vreason can."""
 
     prompt_file: str | None = Field(None, description="Prompt file inside --data (default: "

@@ -24,7 +24,7 @@ from pydantic import Field, field_validator
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import interleave, judge_for
-from vreason.protocols.options import ProtocolOptions, check_frame_policy
+from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -123,7 +123,7 @@ class PaiUMcqScorer(Scorer):
         return [self.ok(sample, video, "correct", float(ok), float(ok), passed=ok, evidence=evidence)]
 
 
-class PaiUOptions(ProtocolOptions):
+class PaiUOptions(SeedOptions):
     """Options of ``vreason run pai-u``; defaults reproduce the released ``reason/`` code."""
 
     video_root: str | None = Field(None, description="Folder the items' video_path resolve against (default: "

@@ -16,7 +16,7 @@ from pydantic import Field
 from vreason.data.rise import CATEGORY_NAMES, load_rise, rise_video_path
 from vreason.errors import ConfigError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.options import ProtocolOptions
+from vreason.protocols.options import ProtocolOptions, SeedOptions
 from vreason.protocols.rise_aggregate import sample_records, table1, table2, unit_table, write_tables
 from vreason.protocols.rise_scorers import (
     RaCount,
@@ -35,7 +35,7 @@ from vreason.scoring import Scorer
 JUDGE_ROLES = ("default", "vq")
 
 
-class RiseOptions(ProtocolOptions):
+class RiseOptions(SeedOptions):
     """Options of ``vreason run rise``; the defaults reproduce the released code (VisionXLab/Rise-Video)."""
 
     data: str | None = Field(None, description="The dataset folder holding v5.json and its images, or the JSON "

@@ -26,7 +26,7 @@ from vreason.data.ruler import METRIC_CODE, METRICS, load_ruler, ruler_video_pat
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import encodings_by_marker, interleave, jpeg_parts, judge_for, sample_image_part
-from vreason.protocols.options import ProtocolOptions, check_frame_policy
+from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -164,7 +164,7 @@ def _think(raw: str | None) -> str:
     return m.group(1).strip() if m else ""
 
 
-class RulerOptions(ProtocolOptions):
+class RulerOptions(SeedOptions):
     """Options of ``vreason run ruler``; the defaults reproduce the released eval.py + cal_acc.py."""
 
     data: str | None = Field(None, description="RULER-Bench's data.jsonl, the parquet file or their folder "

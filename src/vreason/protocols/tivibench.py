@@ -20,7 +20,7 @@ from pydantic import Field, field_validator
 
 from vreason.errors import ConfigError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.options import ProtocolOptions, check_frame_policy
+from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
 from vreason.protocols.tivibench_scorers import DEFAULT_QA_FRAMES, TiviCheckScorer, TiviQaScorer
 from vreason.records import Sample
 from vreason.registry import benchmarks
@@ -28,7 +28,7 @@ from vreason.scoring import Scorer
 from vreason.synth.scorer import DEFAULT_MAX_FRAMES
 
 
-class TiviOptions(ProtocolOptions):
+class TiviOptions(SeedOptions):
     """Options of ``vreason run tivibench``; TiViBench released no evaluation code, so the defaults follow the
     paper (appendix C) and every open point is documented in docs/tivibench.md."""
 
