@@ -117,24 +117,35 @@ def test_vreason_run_pai_g_end_to_end(tmp_path, tmp_path_factory):
             "--opt", f"aesthetic_head={head}", "--opt", f"imaging_model={musiq}", "--opt", "interpolator=linear",
             "--opt", "overall_consistency=clip-mean", "--opt", f"i2v_background_features=transformers:{clip}",
             "--opt", "n_boot=100"])
-    assert res.exit_code == 3, res.output  # finished with errors: the corrupt video and an unparseable reply
+    assert res.exit_code == 3, res.output  # finished with errors: the corrupt video
     rep = tmp_path / "runs" / "g" / "report"
     t8 = pd.read_csv(rep / "pai_g_table8.csv").set_index("model")
-    assert t8.loc["m1", "Domain"] == pytest.approx(75.0)  # av: q1 right, q2 unscored → 1.0; physics: 0.5
+    # released rule: "Maybe." (no yes/no) is a wrong answer, not re-asked: av 1/2, physics 1/2 ("Yes, no" wrong)
+    assert t8.loc["m1", "Domain"] == pytest.approx(50.0)
+    assert t8.loc["m1", "replies_counted_wrong"] == 1 and "1 replies without yes/no" in t8.loc["m1", "Domain_note"]
     assert t8.loc["m1", "Overall"] == pytest.approx((t8.loc["m1", "Domain"] + t8.loc["m1", "Quality"]) / 2, abs=0.01)
-    assert t8.loc["m1", "questions_unscored"] == 1 and pd.isna(t8.loc["m1", "quality_missing"])  # all 8 scored
+    assert t8.loc["m1", "questions_unscored"] == 0 and pd.isna(t8.loc["m1", "quality_missing"])  # all 8 scored
+    # substitutes are named in the Quality cell itself
+    assert "substitutes:" in t8.loc["m1", "Quality_note"] and "motion_smoothness=linear" in t8.loc["m1", "Quality_note"]
     dims = pd.read_csv(rep / "pai_g_quality_dimensions.csv").set_index("dimension")
     assert set(dims.index) == set(q.DIMENSIONS)
-    assert (dims["n"] == 2).all() and dims["value"].between(0, 100).all()
+    assert (dims["n"] == 2).all()
+    inside = dims["outside_0_1"] == 0  # released: unbounded (a negative clip-mean cosine stays), counted
+    assert dims.loc[inside, "value"].between(0, 100).all()
+    assert (~dims.loc[~inside, "value"].between(0, 100)).all()
+    assert t8.loc["m1", "values_outside_0_1"] == dims["outside_0_1"].sum()
     assert dims.loc["motion_smoothness", "value"] > 95  # a smoothly gliding square
     from _pai_gu_fixtures import square_frames
 
     expected = 40 + 20 * np.mean([f.mean() / 255 for f in square_frames(n=12)])  # the TorchScript model, /100 ×100
     assert dims.loc["imaging_quality", "value"] == pytest.approx(expected, abs=0.5)
     cat = pd.read_csv(rep / "pai_g_domain_by_category.csv").set_index("domain")
-    assert cat.loc["av", "value"] == 100.0 and cat.loc["physics", "value"] == 50.0
-    assert "robot" not in cat.index  # its only video is corrupt: an error, not a 0
-    assert (rep / "pai_g_tables.md").read_text().startswith("> PAI-Bench-G: options departing")
+    assert cat.loc["av", "value"] == 50.0 and cat.loc["physics", "value"] == 50.0
+    # released: every category is reported, 0.0 without a video (robot's only video is corrupt) — flagged
+    assert cat.loc["robot", "value"] == 0.0 and bool(cat.loc["robot", "empty"]) and cat.loc["robot", "n"] == 0
+    assert not bool(cat.loc["av", "empty"])
+    md = (rep / "pai_g_tables.md").read_text()
+    assert md.startswith("> PAI-Bench-G: options departing") and "1 judge replies without yes/no counted wrong" in md
     from vreason.store import RunStore
 
     with RunStore(str(tmp_path / "runs" / "g"), create=False) as st:
@@ -142,6 +153,7 @@ def test_vreason_run_pai_g_end_to_end(tmp_path, tmp_path_factory):
     robot = df[df.sample_id == "robot_0002"]
     assert len(robot) and (robot.status == "error").all() and robot.value.isna().all()
     av = df[(df.sample_id == "av_0001") & (df.scorer == "pai_g_domain")].iloc[0]
-    assert av.status == "unscored" and "Hard to say." in av.evidence and "av1-q2" in av.reason
+    assert av.status == "ok" and "Maybe." in av.evidence and "Hard to say." not in av.evidence  # not re-asked
+    assert "counted_wrong" in av.evidence
     sm = df[(df.metric == "motion_smoothness") & (df.status == "ok")].iloc[0]
     assert "linear (AMT in the released code)" in sm.evidence

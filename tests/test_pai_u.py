@@ -66,36 +66,49 @@ def test_vreason_run_pai_u_end_to_end(tmp_path):
     with LoopbackServer(_reply) as srv:
         res = _run(tmp_path, srv, "--name", "u")
         body = srv.requests[0]
-    assert res.exit_code == 3, res.output  # a corrupt video and an unanswered item
+    assert res.exit_code == 3, res.output  # a corrupt video
     sys_msg = body["messages"][0]["content"]
     assert "<think>reasoning</think>\n<answer>answer</answer>." in json.dumps(sys_msg).replace("\\n", "\n")
     assert body["temperature"] == 0.6 and body["top_p"] == 0.95 and body.get("repetition_penalty") == 1.05
     rep = tmp_path / "runs" / "u" / "report"
     acc = pd.read_csv(rep / "pai_u_accuracy.csv")
     ov = acc[acc.level == "overall"].iloc[0]
-    assert ov["accuracy"] == 50.0 and ov["n"] == 2 and ov["unscored"] == 1 and ov["errors"] == 1
+    # released rule: QU_3's reply without <answer> is a wrong answer, counted beside the number
+    assert ov["accuracy"] == pytest.approx(100 / 3, abs=0.01) and ov["n"] == 3 and ov["unscored"] == 0
+    assert ov["errors"] == 1 and ov["counted_wrong"] == 1 and "1 replies without <answer>" in ov["note"]
     grp = acc[acc.level == "group"].set_index("name")
-    assert grp.loc["Space", "accuracy"] == 100.0 and grp.loc["Space", "unscored"] == 1
+    assert grp.loc["Space", "accuracy"] == 50.0 and grp.loc["Space", "counted_wrong"] == 1
     assert grp.loc["Time", "accuracy"] == 0.0 and grp.loc["Time", "errors"] == 1
     sub = acc[acc.level == "subcategory"].set_index("name")
-    assert sub.loc["direction", "accuracy"] == 100.0 and pd.isna(sub.loc["colour", "accuracy"])
+    assert sub.loc["direction", "accuracy"] == 100.0 and sub.loc["colour", "accuracy"] == 0.0
+    f9 = acc[acc.level == "fig9_subgroup"].set_index("name")
+    assert f9.loc["Common Sense / Space", "accuracy"] == 50.0 and f9.loc["Common Sense / Time", "accuracy"] == 0.0
+    md = (tmp_path / "runs" / "u" / "report" / "pai_u_tables.md").read_text()
+    assert "1 replies without an <answer> tag counted wrong" in md
     from vreason.store import RunStore
 
     with RunStore(str(tmp_path / "runs" / "u"), create=False) as st:
         df = st.scores_frame()
-    un = df[df.status == "unscored"].iloc[0]
-    assert un.value != un.value and "The square is yellow." in un.evidence  # no value, the raw reply kept
+    w = df[df.sample_id == "u00002"].iloc[0]
+    assert w.value == 0.0 and "The square is yellow. N/A" in w.evidence  # compared with " N/A", as released
 
 
-def test_missing_answer_counted_wrong_is_a_named_option(tmp_path):
+def test_missing_answer_unscored_is_a_named_option(tmp_path):
     from vreason.testing.loopback import LoopbackServer
 
     write_u_dataset(str(tmp_path / "U"), corrupt=None)
     with LoopbackServer(_reply) as srv:
-        res = _run(tmp_path, srv, "--name", "u2", "--opt", "missing_answer=wrong")
-    assert res.exit_code == 0, res.output
+        res = _run(tmp_path, srv, "--name", "u2", "--opt", "missing_answer=unscored")
+    assert res.exit_code == 3, res.output  # QU_3 re-asked, then unscored
     acc = pd.read_csv(tmp_path / "runs" / "u2" / "report" / "pai_u_accuracy.csv")
     ov = acc[acc.level == "overall"].iloc[0]
-    assert ov["accuracy"] == 50.0 and ov["n"] == 4 and ov["unscored"] == 0  # QU_3 counted wrong, QU_4 right
+    assert ov["accuracy"] == pytest.approx(200 / 3, abs=0.01) and ov["n"] == 3 and ov["unscored"] == 1
+    assert ov["counted_wrong"] == 0
     md = (tmp_path / "runs" / "u2" / "report" / "pai_u_tables.md").read_text()
-    assert "missing_answer=wrong" in md
+    assert "missing_answer=unscored" in md
+    from vreason.store import RunStore
+
+    with RunStore(str(tmp_path / "runs" / "u2"), create=False) as st:
+        df = st.scores_frame()
+    un = df[df.status == "unscored"].iloc[0]
+    assert un.value != un.value and "The square is yellow." in un.evidence  # no value, the raw reply kept

@@ -94,7 +94,7 @@ DIGITS = {"unit": 4, "percent": 2, "likert": 2, "count": 0}
 
 def declare_format(summary: dict[str, Any], table: str, *, digits: dict[str, Any] | None = None,
                    intervals: dict[str, Sequence[str]] | None = None,
-                   deltas: dict[str, str] | None = None) -> dict[str, Any]:
+                   deltas: dict[str, str] | None = None, notes: dict[str, str] | None = None) -> dict[str, Any]:
     """Declare how ``table`` prints (stored in ``summary["table_formats"][table]``, JSON-able).
 
     ``digits``: column → decimals (an int), or ``{"by": <key column>, "values": {key: decimals},
@@ -102,7 +102,9 @@ def declare_format(summary: dict[str, Any], table: str, *, digits: dict[str, Any
     its metric's precision). ``intervals``: value column → ``(low column, high column)``, rendered as one
     ``"v [lo, hi]"`` cell (the numeric columns stay in the CSV and the Python API). Undeclared float
     columns print with :func:`default_digits`. ``deltas``: value column → the column of its paired change,
-    rendered ``"v(+d)"`` (MME-CoF-Pro's paper cells). Returns ``summary``."""
+    rendered ``"v(+d)"`` (MME-CoF-Pro's paper cells). ``notes``: value column → a text column shown in the
+    same cell, ``"v [lo, hi] (note)"`` when the note is not empty (e.g. which dimensions a score averages).
+    Returns ``summary``."""
     spec = summary.setdefault("table_formats", {}).setdefault(table, {})
     if digits:
         spec.setdefault("digits", {}).update(digits)
@@ -110,6 +112,8 @@ def declare_format(summary: dict[str, Any], table: str, *, digits: dict[str, Any
         spec.setdefault("intervals", {}).update({k: list(v) for k, v in intervals.items()})
     if deltas:
         spec.setdefault("deltas", {}).update(deltas)
+    if notes:
+        spec.setdefault("notes", {}).update(notes)
     return summary
 
 

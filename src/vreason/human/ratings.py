@@ -262,6 +262,25 @@ def table8(results: dict[str, RatingResult], auto: pd.Series | None = None) -> p
     return df.sort_values("elo_overall", ascending=False, kind="stable").reset_index(drop=True) if len(df) else df
 
 
+PAI_ELO_COLUMNS = {OVERALL: "ELO Overall", "physics": "ELO Domain", "quality": "ELO Quality"}
+"""PAI-Bench Table 8's ELO half: the study's physical-plausibility tracker is its *Domain* column, video quality
+its *Quality* column, the averaged-preference rating its *Overall* (appendix A.4)."""
+
+
+def pai_elo_half(votes: Sequence[PairVote], *, dimensions: Sequence[str] = ("quality", "physics")) -> pd.DataFrame:
+    """model, ELO Overall, ELO Domain, ELO Quality (and ``elo_votes``) from the pairwise votes on the PAI
+    dimensions, as :func:`rate_votes` computes them (no bootstrap); empty when there is no such vote."""
+    cols = ["model", *PAI_ELO_COLUMNS.values(), "elo_votes"]
+    given = [v for v in votes if v.verdict is not None and v.dimension in dimensions]
+    if not given:
+        return pd.DataFrame(columns=cols)
+    res = rate_votes(given, dimensions=[d for d in dimensions if any(v.dimension == d for v in given)], n_boot=0)
+    overall = res[OVERALL]
+    rows = [{"model": m, **{name: (res[d].elo[m] if d in res else float("nan")) for d, name in PAI_ELO_COLUMNS.items()},
+             "elo_votes": overall.n_votes.get(m, 0)} for m in overall.models]
+    return pd.DataFrame(rows, columns=cols)
+
+
 def rank_correlations(results: dict[str, RatingResult], auto: pd.Series) -> pd.DataFrame:
     """Spearman ρ and Kendall τ-b (scipy) across models between each human rating and the automatic score."""
     from scipy import stats

@@ -6,8 +6,9 @@
   2 fps (preset ``pai.g`` = qwen-vl-utils' frame count at fps 2, as the released code), the released
   prompts (template ``pai_g_vqa``), greedy decoding, ``max_tokens`` 1024. Correct (``answer_rule=official``,
   the released ``check_answer_accuracy``): the lower-cased reply contains the expected word and not the
-  other, as substrings ("not" contains "no"). A reply with neither word is re-asked, then unscored with the
-  raw reply (the released code counts it wrong: ``--opt unparsed=wrong``).
+  other, as substrings ("not" contains "no"). A reply with neither word is a wrong answer, as released
+  (``unparsed=wrong``, default; such replies are counted and shown beside every number);
+  ``--opt unparsed=unscored`` re-asks it, then records it unscored with the raw reply.
 
 The released judge is Qwen2.5-VL-72B-Instruct (code default); the paper used Qwen3-VL-235B-A22B at 2 fps.
 Any ``--judge`` spec works; its identity is recorded with every score.
@@ -46,16 +47,30 @@ def official_correct(reply: str, expected: str) -> bool:
     return e in a
 
 
-def reply_parser(expected: str, rule: AnswerRule = "official"):
-    """Reply → whether it is correct. ``official``: a reply holding neither "yes" nor "no" (nor, for another
-    expected answer, that answer) is unparseable; else :func:`official_correct`. ``word``: whole words only,
-    a reply with both or neither word is unparseable."""
+def has_answer_word(reply: str | None, expected: str) -> bool:
+    """Whether ``reply`` holds an answer word at all: "yes" or "no" (or, for another expected answer, that
+    answer), as substrings of the lower-cased reply. A reply without one is what ``unparsed`` is about."""
+    if not isinstance(reply, str):
+        return False
+    low, e = reply.lower(), expected.strip().lower()
+    return "yes" in low or "no" in low or (e not in ("yes", "no") and bool(e) and e in low)
+
+
+def reply_parser(expected: str, rule: AnswerRule = "official", strict: bool = True):
+    """Reply → whether it is correct. ``official``: :func:`official_correct`; with ``strict`` a reply holding
+    neither "yes" nor "no" (nor, for another expected answer, that answer) is unparseable, without it such a
+    reply is simply wrong (the released rule: no re-ask). ``word``: whole words only, a reply with both or
+    neither word is unparseable."""
     from vreason.judge.parsers import ParseFailure
 
     e = expected.strip().lower()
 
     def parse(text: str) -> bool:
-        if not isinstance(text, str) or not text.strip():
+        if not isinstance(text, str):
+            raise ParseFailure("no reply text")
+        if rule == "official" and not strict:
+            return official_correct(text, expected)
+        if not text.strip():
             raise ParseFailure("empty reply")
         low = text.lower()
         if rule == "official":
@@ -83,7 +98,7 @@ class PaiGDomainScorer(Scorer):
     metrics: ClassVar[tuple[str, ...]] = ("domain",)
 
     def __init__(self, *, frame_policy: str = "pai.g", judge_input: str = "frames", answer_rule: AnswerRule =
-                 "official", unparsed: str = "unscored", template: str = "pai_g_vqa", template_path: str | None = None,
+                 "official", unparsed: str = "wrong", template: str = "pai_g_vqa", template_path: str | None = None,
                  judge_role: str = "default", max_tokens: int = 1024):
         self.frame_policy, self.judge_input = frame_policy, judge_input
         self.answer_rule, self.unparsed = answer_rule, unparsed
@@ -127,15 +142,20 @@ class PaiGDomainScorer(Scorer):
             return self.fail(sample, video, str(exc))
         except ConfigError as exc:
             return self.fail(sample, video, f"template: {exc}")
-        outs = await asyncio.gather(*(client.ask(r, reply_parser(i.expected or "", self.answer_rule))
+        strict = self.unparsed != "wrong"
+        outs = await asyncio.gather(*(client.ask(r, reply_parser(i.expected or "", self.answer_rule, strict))
                                       for i, r in zip(items, requests, strict=True)))
         rows, failed = [], []
         for item, req, out in zip(items, requests, outs, strict=True):
             ev = out.evidence(req)
             row: dict[str, Any] = {"uid": item.id, "question": item.text, "expected": item.expected,
                                    "task": item.dimension, "reply": out.raw, "attempts": ev.attempts}
+            if out.raw is not None and not has_answer_word(out.raw, item.expected or ""):
+                row["no_answer_word"] = True
             if out.ok:
                 row["correct"] = bool(out.value)
+                if row.get("no_answer_word"):
+                    row["counted_wrong"] = "no yes/no word in the reply: a wrong answer (released rule)"
             elif self.unparsed == "wrong" and out.raw is not None:
                 row["correct"], row["counted_wrong"] = False, f"unparseable, counted wrong (official): {out.reason}"
             else:
@@ -144,7 +164,8 @@ class PaiGDomainScorer(Scorer):
             rows.append(row)
         scored = [r["correct"] for r in rows if "correct" in r]
         details = {"questions": rows, "answer_rule": self.answer_rule, "unparsed": self.unparsed,
-                   "judge_input": self.judge_input, "n_questions": len(rows), "n_scored": len(scored)}
+                   "judge_input": self.judge_input, "n_questions": len(rows), "n_scored": len(scored),
+                   "n_counted_wrong": sum(1 for r in rows if "counted_wrong" in r)}
         evidence = Evidence(frame_policy=pol, frame_indices=indices,
                             judge=outs[0].evidence(requests[0]) if outs else None, details=details)
         if failed:
@@ -181,6 +202,15 @@ class PaiGOptions(SeedOptions):
     formula: Literal["released", "paper"] = Field("released", description="Consistency / i2v formulas: the "
                                                   "released VBench code (cosines clamped at 0; i2v = 0.4 max + 0.3 "
                                                   "mean + 0.3 min) or the paper's equations (1), (2), (5), (6).")
+    dimensions: str | None = Field(None, description="Quality dimensions to compute, comma-separated (as VBench's "
+                                   "--dimension); default all eight. Quality / Overall average the chosen ones and "
+                                   "say so in the cell.")
+    dimension_mean: Literal["released", "per_video"] = Field("released", description="How a dimension is "
+                                                             "averaged: `released` (consistency = summed frame "
+                                                             "similarities / summed frame pairs, others = mean over "
+                                                             "video files) or `per_video` (mean over videos).")
+    clamp: bool = Field(False, description="Clamp normalised quality values to [0, 1] (released: unbounded, e.g. "
+                        "aesthetic / 10 above 1; such values are counted in the report).")
     device: str | None = Field(None, description="Device of the local models (`--device`): cpu, cuda, auto.")
     dtype: Literal["float32", "float16", "bfloat16"] = Field("float32", description="dtype of the local models.")
     batch_size: int = Field(16, ge=1, description="Frames per batch (memory is bounded by the batch).")
@@ -190,8 +220,9 @@ class PaiGOptions(SeedOptions):
                                                     "video file as a video part at 2 fps (vLLM servers).")
     answer_rule: AnswerRule = Field("official", description="Yes/no correctness: `official` substring rule "
                                     "or `word` (whole words; both words = unparseable).")
-    unparsed: Literal["unscored", "wrong"] = Field("unscored", description="A reply that never parses: unscored "
-                                                   "(default) or counted wrong as the released code does.")
+    unparsed: Literal["unscored", "wrong"] = Field("wrong", description="A reply with no answer word: a wrong "
+                                                   "answer as released (default, counted in the tables) or "
+                                                   "`unscored` (re-asked, then unscored with the raw reply).")
     template: str = Field("pai_g_vqa", description="Judge template of the domain questions.")
     template_path: str | None = Field(None, description="A template YAML file for the domain questions.")
     judge_role: str = Field("default", description="Which judge (`--judge` = default) answers the questions.")
@@ -204,6 +235,22 @@ class PaiGOptions(SeedOptions):
     @classmethod
     def _policy(cls, v: str) -> str:
         return check_frame_policy(v)
+
+    @field_validator("dimensions")
+    @classmethod
+    def _dims(cls, v: str | None) -> str | None:
+        from vreason.protocols.pai_g_quality import DIMENSIONS
+
+        if v is None:
+            return v
+        names = [d.strip() for d in v.split(",") if d.strip()]
+        bad = [d for d in names if d not in DIMENSIONS]
+        if bad or not names:
+            raise ValueError(f"unknown dimension(s) {', '.join(bad) or '(none given)'}; known: {', '.join(DIMENSIONS)}")
+        return ",".join(d for d in DIMENSIONS if d in names)
+
+    def dimension_list(self) -> list[str] | None:
+        return self.dimensions.split(",") if self.dimensions else None
 
     @field_validator("interpolator")
     @classmethod
@@ -220,6 +267,10 @@ class PaiGProtocol(Protocol):
     name: ClassVar[str] = "pai-g"
     summary: ClassVar[str] = "PAI-Bench-G: VBench quality dimensions + yes/no domain questions (judge)"
     options_model: ClassVar[type[ProtocolOptions]] = PaiGOptions
+    @classmethod
+    def judge_roles(cls, opts: Any, samples: Any = None) -> tuple[str, ...]:
+        """The domain questions are judged (``domain=false`` runs without a judge)."""
+        return (opts.judge_role,) if opts.domain else ()
     convention: ClassVar[str] = "pai"
     opts: PaiGOptions
 
@@ -255,7 +306,8 @@ class PaiGProtocol(Protocol):
                                          aesthetic_head=o.aesthetic_head, imaging_model=o.imaging_model,
                                          interpolator=o.interpolator, overall_consistency=o.overall_consistency,
                                          i2v_background_features=o.i2v_background_features, formula=o.formula,
-                                         device=o.device or "cpu", dtype=o.dtype, batch_size=o.batch_size))
+                                         device=o.device or "cpu", dtype=o.dtype, batch_size=o.batch_size,
+                                         dimensions=tuple(o.dimension_list() or ()) or None))
         if o.domain:
             out.append(PaiGDomainScorer(frame_policy=o.frame_policy, judge_input=o.judge_input,
                                         answer_rule=o.answer_rule, unparsed=o.unparsed, template=o.template,
@@ -268,10 +320,30 @@ class PaiGProtocol(Protocol):
 
         o = self.opts
         departing = {k: getattr(o, k) for k in ("formula", "answer_rule", "unparsed", "frame_policy", "judge_input",
-                                                "interpolator", "overall_consistency", "i2v_background_features")
+                                                "interpolator", "overall_consistency", "i2v_background_features",
+                                                "dimension_mean", "clamp", "dimensions")
                      if getattr(o, k) != PaiGOptions.model_fields[k].default}
         return aggregate_pai_g(scores, samples, out_dir, n_boot=o.n_boot, level=o.level, seed=o.boot_seed,
-                               departing=departing)
+                               departing=departing, dimension_mean=o.dimension_mean, clamp=o.clamp,
+                               dimensions=o.dimension_list(), elo=_run_elo(out_dir))
 
 
-__all__ = ["PaiGDomainScorer", "PaiGOptions", "PaiGProtocol", "official_correct", "reply_parser"]
+def _run_elo(out_dir: str) -> pd.DataFrame | None:
+    """The human study's ELO half of Table 8 from the run's pairwise votes, if the run folder holds any."""
+    run_dir = os.path.dirname(os.path.abspath(out_dir))
+    if not os.path.isfile(os.path.join(run_dir, "results.sqlite")):
+        return None
+    import sqlite3
+
+    from vreason.human.ratings import pai_elo_half
+    from vreason.human.store import AnnotationStore
+
+    try:
+        with AnnotationStore(run_dir) as ann:
+            votes = ann.votes()
+    except (OSError, ValueError, RuntimeError, sqlite3.Error):
+        return None
+    return pai_elo_half(votes)
+
+
+__all__ = ["PaiGDomainScorer", "PaiGOptions", "PaiGProtocol", "has_answer_word", "official_correct", "reply_parser"]

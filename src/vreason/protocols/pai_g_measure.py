@@ -131,11 +131,13 @@ class PaiGQualityScorer(Scorer):
                  aesthetic_head: str | None = None, imaging_model: str | None = None,
                  interpolator: str | None = None, overall_consistency: str | None = None,
                  i2v_background_features: str | None = None, formula: str = "released", device: str = "cpu",
-                 dtype: str = "float32", batch_size: int = 16):
+                 dtype: str = "float32", batch_size: int = 16, dimensions: tuple[str, ...] | None = None):
         self.cfg = dict(features=features, clip=clip, aesthetic_clip=aesthetic_clip or clip,
                         aesthetic_head=aesthetic_head, imaging_model=imaging_model, interpolator=interpolator,
                         overall_consistency=overall_consistency, i2v_background_features=i2v_background_features)
         self.formula = formula
+        # only the chosen dimensions are computed and emitted (VBench's --dimension); the others are not scores
+        self.metrics = tuple(d for d in q.DIMENSIONS if dimensions is None or d in dimensions)
         self.device, self.dtype, self.batch_size = device or "cpu", dtype, int(batch_size)
 
     # ----------------------------------------------------------------- backends
@@ -154,6 +156,8 @@ class PaiGQualityScorer(Scorer):
             image = load_image(sample.resolve(sample.input_image))
 
         def want(dim: str, fn) -> None:
+            if dim not in self.metrics:
+                return
             try:
                 plan[dim] = fn()
             except ModelMissing as exc:
@@ -211,10 +215,11 @@ class PaiGQualityScorer(Scorer):
                                ("i2v_background", c["i2v_background_features"],
                                 "i2v background features not given: the released code uses DreamSim (not in "
                                 "vreason); pass --opt i2v_background_features=SPEC (any image embedder, recorded)")):
-            if image is None:
+            if image is None and dim in self.metrics:
                 missing[dim] = "the sample has no input image (i2v dimensions need one)"
                 continue
-            want(dim, lambda spec=spec, msg=msg: self._i2v(spec, msg, image))
+            if image is not None:
+                want(dim, lambda spec=spec, msg=msg: self._i2v(spec, msg, image))
         return plan, missing
 
     def _i2v(self, spec: str | None, msg: str, image: np.ndarray) -> tuple[Any, q.I2VAcc]:
@@ -275,8 +280,10 @@ class PaiGQualityScorer(Scorer):
         backend = {"subject_consistency": c["features"], "i2v_subject": c["features"],
                    "background_consistency": c["clip"], "aesthetic_quality": c["aesthetic_clip"],
                    "overall_consistency": c["clip"], "i2v_background": c["i2v_background_features"]}
+        released_model = {"subject_consistency": "DINO ViT-B/16", "i2v_subject": "DINO ViT-B/16",
+                          "background_consistency": "CLIP ViT-B/32", "aesthetic_quality": "CLIP ViT-L/14"}
         out: list[Score] = []
-        for dim in q.DIMENSIONS:
+        for dim in self.metrics:
             if dim not in plan:
                 out += self.fail(sample, video, missing.get(dim, "not computed"), status=ScoreStatus.unscored,
                                  metric=dim)
@@ -285,6 +292,15 @@ class PaiGQualityScorer(Scorer):
             details: dict[str, Any] = {"frames": n, "formula": self.formula}
             if dim in backend:
                 details["backend"] = getattr(item[0], "name", "")
+                spec = str(backend[dim] or "")
+                if dim == "i2v_background":
+                    details["substitute"] = f"{spec} (DreamSim in the released code)"
+                elif spec.startswith("classical:"):
+                    details["substitute"] = f"{spec} ({released_model.get(dim, '?')} in the released code)"
+            if dim in ("subject_consistency", "background_consistency"):
+                # released aggregation (VBench subject_/background_consistency.py): summed similarities over
+                # summed frame pairs across videos; the pair count is kept for it
+                details["pairs"] = item[1].n
             if dim == "motion_smoothness":
                 value, norm = item.result(), item.result()
                 details["interpolator"] = c["interpolator"]
@@ -307,7 +323,12 @@ class PaiGQualityScorer(Scorer):
                 out += self.fail(sample, video, f"{dim}: video too short ({n} frames)", status=ScoreStatus.unscored,
                                  metric=dim)
                 continue
-            norm = float(min(1.0, max(0.0, norm)))
+            norm = float(norm)
+            if not 0.0 <= norm <= 1.0:
+                # released: unbounded (aesthetic / 10 above 1 stays). The record's `normalized` is in [0, 1];
+                # the unclamped value is kept here and the tables use it (counted), unless --opt clamp=true
+                details["normalized_unclamped"] = norm
+                norm = float(min(1.0, max(0.0, norm)))
             out.append(self.ok(sample, video, dim, float(value), norm, evidence=Evidence(details=details)))
         return out
 

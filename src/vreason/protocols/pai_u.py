@@ -9,8 +9,9 @@ repetition_penalty 1.05, max_tokens 16384 (the run seed is the sampling seed).
 
 Correct (``check_answer``): the text between the first ``<answer>`` and the next ``</answer>``, lower-cased,
 with "." and spaces removed, equals the answer letter (treated the same). A reply **without** an
-``<answer>`` tag is re-asked, then unscored with the raw reply. The released code instead appends " N/A"
-to the whole reply and compares it, which counts it wrong: ``--opt missing_answer=wrong`` reproduces that.
+``<answer>`` tag is, as released, the whole reply with " N/A" appended, compared the same way — a wrong
+answer (``missing_answer=wrong``, default; such replies are counted beside every accuracy).
+``--opt missing_answer=unscored`` re-asks it instead, then records it unscored with the raw reply.
 """
 
 from __future__ import annotations
@@ -45,6 +46,18 @@ def answer_text(reply: str) -> str:
     return reply.split("<answer>")[1].split("</answer>")[0].strip()
 
 
+def released_answer(reply: str) -> tuple[str, bool]:
+    """The released ``reason/run.py`` extraction without a parse failure: (the ``<answer>`` text, True), or
+    for a reply without the tag (the whole reply + " N/A", False) — which never equals a letter."""
+    from vreason.judge.parsers import ParseFailure
+
+    if not isinstance(reply, str):
+        raise ParseFailure("no reply text")
+    if "<answer>" in reply:
+        return answer_text(reply), True
+    return reply + " N/A", False
+
+
 def is_correct(answer: str, expected: str) -> bool:
     return normalise_letter(answer) == normalise_letter(expected)
 
@@ -61,7 +74,7 @@ class PaiUMcqScorer(Scorer):
     kind: ClassVar[str] = "io"
     metrics: ClassVar[tuple[str, ...]] = ("correct",)
 
-    def __init__(self, *, frame_policy: str = "pai.u", judge_input: str = "frames", missing_answer: str = "unscored",
+    def __init__(self, *, frame_policy: str = "pai.u", judge_input: str = "frames", missing_answer: str = "wrong",
                  template: str = "pai_u_mcq", template_path: str | None = None, judge_role: str = "default",
                  temperature: float = 0.6, top_p: float | None = 0.95, max_tokens: int = 16384,
                  repetition_penalty: float | None = 1.05):
@@ -105,22 +118,28 @@ class PaiUMcqScorer(Scorer):
             return self.fail(sample, video, str(exc))
         except ConfigError as exc:
             return self.fail(sample, video, f"template: {exc}")
-        out = await client.ask(req, answer_text)
+        released = self.missing_answer == "wrong"
+        out = await client.ask(req, released_answer if released else answer_text)
         expected = str(sample.metadata.get("answer", ""))
         details: dict[str, Any] = {"expected": expected, "missing_answer": self.missing_answer,
                                    "judge_input": self.judge_input}
-        evidence = Evidence(frame_policy=pol, frame_indices=indices, judge=out.evidence(req), details=details)
-        if out.ok:
+
+        def evidence() -> Evidence:  # built after details are complete (the model copies the dict)
+            return Evidence(frame_policy=pol, frame_indices=indices, judge=out.evidence(req), details=details)
+
+        if out.ok and released:
+            details["answer"], tagged = out.value
+            ok = is_correct(details["answer"], expected)
+            if not tagged:
+                details["no_answer_tag"] = True
+                details["counted_wrong"] = "no <answer> tag: the reply + ' N/A' compared, as released (wrong)"
+        elif out.ok:
             details["answer"] = out.value
             ok = is_correct(out.value, expected)
-        elif self.missing_answer == "wrong" and out.raw is not None:
-            details["answer"] = out.raw + " N/A"
-            details["counted_wrong"] = f"no <answer> tag, counted wrong as the released code: {out.reason}"
-            ok = is_correct(details["answer"], expected)
         else:
             return self.fail(sample, video, f"judge reply unusable: {out.reason}", status=ScoreStatus.unscored,
-                             evidence=evidence)
-        return [self.ok(sample, video, "correct", float(ok), float(ok), passed=ok, evidence=evidence)]
+                             evidence=evidence())
+        return [self.ok(sample, video, "correct", float(ok), float(ok), passed=ok, evidence=evidence())]
 
 
 class PaiUOptions(SeedOptions):
@@ -132,8 +151,9 @@ class PaiUOptions(SeedOptions):
                               "released; add +max_frames=N to cap).")
     judge_input: Literal["frames", "video"] = Field("frames", description="Sampled frames (any backend) or the "
                                                     "video file as a video part (vLLM servers).")
-    missing_answer: Literal["unscored", "wrong"] = Field("unscored", description="A reply without <answer> after "
-                                                         "re-asks: unscored (default) or counted wrong (released).")
+    missing_answer: Literal["unscored", "wrong"] = Field("wrong", description="A reply without <answer>: a wrong "
+                                                         "answer as released (default, counted in the tables) or "
+                                                         "`unscored` (re-asked, then unscored).")
     temperature: float = Field(0.6, ge=0, description="Sampling temperature (released: 0.6).")
     top_p: float | None = Field(0.95, gt=0, le=1, description="top_p (released: 0.95).")
     max_tokens: int = Field(16384, ge=1, description="Completion-token cap (released: 16384).")
@@ -160,6 +180,11 @@ class PaiUProtocol(Protocol):
     summary: ClassVar[str] = "PAI-Bench-U: multiple-choice video understanding; the model under test is --judge"
     options_model: ClassVar[type[ProtocolOptions]] = PaiUOptions
     opts: PaiUOptions
+
+    @classmethod
+    def judge_roles(cls, opts: Any, samples: Any = None) -> tuple[str, ...]:
+        """The model under test answers through the judge interface."""
+        return (opts.judge_role,)
 
     def load(self) -> LoadResult:
         from vreason.data.pai_u import load_pai_u
@@ -195,4 +220,4 @@ class PaiUProtocol(Protocol):
 
 
 __all__ = ["PaiUMcqScorer", "PaiUOptions", "PaiUProtocol", "answer_text", "choices_text", "is_correct",
-           "normalise_letter"]
+           "normalise_letter", "released_answer"]

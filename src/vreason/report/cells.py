@@ -114,7 +114,8 @@ def render_table(frame: pd.DataFrame, fmt: dict[str, Any] | None = None, *,
     intervals = {c: tuple(lh) for c, lh in (fmt.get("intervals") or {}).items()
                  if c in frame.columns and all(x in frame.columns for x in lh)}
     deltas = {c: d for c, d in (fmt.get("deltas") or {}).items() if c in frame.columns and d in frame.columns}
-    hidden = {x for lh in intervals.values() for x in lh} | set(deltas.values())
+    notes = {c: n for c, n in (fmt.get("notes") or {}).items() if c in frame.columns and n in frame.columns}
+    hidden = {x for lh in intervals.values() for x in lh} | set(deltas.values()) | set(notes.values())
     cols = [c for c in frame.columns if c not in hidden]
     declared = fmt.get("digits") or {}
     digits = {c: _Digits(frame, c, declared.get(str(c))) for c in cols}
@@ -131,7 +132,9 @@ def render_table(frame: pd.DataFrame, fmt: dict[str, Any] | None = None, *,
                 out.append(Cell(str(bool(v)), str(bool(v)), False))
                 continue
             if f is None:
-                out.append(Cell("–", "", True))
+                note = rec[notes[c]] if c in notes else None
+                has = note is not None and not _is_missing(note) and str(note).strip()
+                out.append(Cell(f"– ({note})" if has else "–", "", True))
                 continue
             d = digits[c](rec)
             text = number_text(v, d)
@@ -143,6 +146,8 @@ def render_table(frame: pd.DataFrame, fmt: dict[str, Any] | None = None, *,
                 delta = _finite(rec[deltas[c]])
                 if delta is not None:
                     text += f"({delta:+.{d}f})" if round(delta, d) != 0 else f"({0:.{d}f})"
+            if c in notes and not _is_missing(rec[notes[c]]) and str(rec[notes[c]]).strip():
+                text += f" ({rec[notes[c]]})"
             out.append(Cell(text, repr(f), True))
         rows.append(out)
     return [str(c) for c in cols], rows
