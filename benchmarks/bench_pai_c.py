@@ -1,19 +1,28 @@
-"""PAI-Bench-C metrics on a 121-frame 1280×704 pair: time as a ratio of a bare decode of both videos, and
-peak memory, side by side.
+"""PAI-Bench-C blur SSIM + Canny: vreason's path against the released metric flow on the same frames, in one run.
 
-A ground-truth video and a prediction (the same scene shifted and re-textured) are written once. Each case
-runs in a fresh process reporting its wall time and peak resident set (``VmHWM``):
+The anchor (issue 26) is the released code itself: 121 frames of 720×528 (OpenCV's ``Megamind.avi`` as the
+ground truth when the test set-up fetched it, else a synthetic 720×528 scene; ``--gt/--pred`` for any pair).
+The prediction is the ground truth shifted and re-noised, written once as MP4. Each case runs in a fresh
+process, reporting wall time, CPU time and peak resident set (``VmHWM``):
 
-* ``decode``  — decode both videos frame by frame (the floor: what any metric must pay);
-* ``metrics`` — the released C metrics as vreason runs them: ``pai_c_fidelity`` (bilateral d=30 blur +
-  full-map SSIM + blur MSE, Canny medium, pooled F1) and ``pai_c_depth`` (si-RMSE, with a stub depth model —
-  the per-frame mean of the RGB channels — so no weights are needed, against a streamed ``depth_npzs``
-  file), each streaming both videos.
+* ``decode``   — decode both videos (the floor);
+* ``released`` — a plain re-statement of the released flow (``conditional_generation/compute_metrics.py``:
+  ``load_video_single_task`` → ``resize_video_single_task`` → ``canny_single_task`` → ``blur_single_task``;
+  formulas of ``metrics_canny_blur_depth.py`` / ``video_to_canny_and_blur.py`` as the project's notes state
+  them, not the released code): both videos read whole into arrays (same decoder as vreason), the prediction
+  trimmed / resized, Canny (100, 200) on every frame of both and TP / FP / FN pooled, the bilateral filter
+  (d=30, 150, 100) on every frame of both, per-frame skimage SSIM (``channel_axis=2``,
+  ``data_range = gt.max − gt.min``, full map mean) and the uint8 MSE, one frame after the other;
+* ``vreason``  — ``PaiCFidelityScorer`` as ``vreason run pai-c`` runs it (frames of the pair on a thread pool
+  sized to the cores, streaming);
+* ``serial``   — the same scorer with ``frame_threads=1``.
 
-Target: metrics ≤ 3× the decode, memory bounded by a frame batch (not the video). The bilateral filter with
-the released constants (d=30) and the full-size SSIM dominate; the printout shows the per-frame costs.
+Target: vreason ≤ 0.6× the released flow's wall time on 2 cores, with identical numbers (blur_ssim and the
+Canny numbers compared exactly; the released ``blur_mse`` wraps around in uint8 and is not compared).
+``probe`` shows how much this machine's cores speed up the dominant kernel (4 bilateral filters, one thread
+each, serially vs on 2 threads): on vCPUs that share one core's vector units the parallel path cannot win.
 
-Usage: python benchmarks/bench_pai_c.py [--frames 121] [--width 1280] [--height 704]
+Usage: python benchmarks/bench_pai_c.py [--frames 121] [--rounds 1] [--width 720] [--height 528] [--gt A --pred B]
 """
 
 from __future__ import annotations
@@ -26,7 +35,10 @@ import sys
 import tempfile
 import time
 
-TARGET_RATIO = 3.0
+TARGET = 0.6
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MEGAMIND = os.path.join(ROOT, ".cache", "opencv-doc", "usr", "share", "doc", "opencv-doc", "examples", "data",
+                        "Megamind.avi")
 
 
 def _peak_mb() -> float:
@@ -42,100 +54,197 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _write(folder: str, frames: int, w: int, h: int) -> None:
+def _write(folder: str, frames: int, w: int, h: int) -> tuple[str, str, str]:
+    """(gt, pred, source): Megamind.avi (if present and --width/--height are its size) or a synthetic scene as
+    the ground truth; the prediction = the ground truth shifted 6 px and re-noised, as MP4."""
     import numpy as np
 
+    from vreason.frames.video import iter_frames
     from vreason.frames.write import write_video
 
-    yy, xx = np.mgrid[0:h, 0:w]
+    rng = np.random.default_rng(1)
+    if os.path.exists(MEGAMIND) and (w, h) == (720, 528):
+        # frame 0 of Megamind.avi is all black: SSIM's data_range would be 0 (the released code gets NaN,
+        # vreason says unscored), so the ground truth is frames 1..N, re-encoded once
+        from itertools import islice
 
-    def scene(shift: int, seed: int):
-        rng = np.random.default_rng(seed)
+        gt, source = os.path.join(folder, "gt.mp4"), "OpenCV sample Megamind.avi (frames 1..N, re-encoded)"
+        write_video(gt, islice(iter_frames(MEGAMIND, limit=frames + 1), 1, None), fps=24)
+        gt_frames = iter_frames(gt, limit=frames)
+    else:
+        gt, source = os.path.join(folder, "gt.mp4"), f"synthetic {w}×{h} scene"
+        yy, xx = np.mgrid[0:h, 0:w]
         base = np.stack([(xx * 3 + yy) % 256, (yy * 2) % 256, (xx + yy * 5) % 256], -1).astype(np.uint8)
-        for t in range(frames):
-            f = np.roll(base, 4 * t + shift, axis=1).copy()
-            x = 100 + 6 * t + shift
-            f[200:400, x:x + 240] = (220, 40, 40)
-            yield np.clip(f.astype(np.int16) + rng.integers(-6, 7, f.shape), 0, 255).astype(np.uint8)
 
-    os.makedirs(os.path.join(folder, "videos"), exist_ok=True)
-    os.makedirs(os.path.join(folder, "depth_npzs"), exist_ok=True)
-    write_video(os.path.join(folder, "videos", "task_0001.mp4"), scene(0, 0), fps=24)
-    write_video(os.path.join(folder, "pred.mp4"), scene(12, 1), fps=24)
-    depth = np.broadcast_to(np.linspace(1, 20, w)[None, None], (frames, h, w)).astype(np.float64)
-    np.savez_compressed(os.path.join(folder, "depth_npzs", "task_0001.npz"), data=depth)
+        def scene():
+            for t in range(frames):
+                f = np.roll(base, 4 * t, axis=1).copy()
+                f[h // 3:2 * h // 3, 60 + 5 * t:60 + 5 * t + w // 4] = (220, 40, 40)
+                yield np.clip(f.astype(np.int16) + rng.integers(-6, 7, f.shape), 0, 255).astype(np.uint8)
+
+        write_video(gt, scene(), fps=24)
+        gt_frames = iter_frames(gt, limit=frames)
+
+    def pred():
+        for f in gt_frames:
+            g = np.roll(f, 6, axis=1).astype(np.int16) + rng.integers(-8, 9, f.shape)
+            yield np.clip(g, 0, 255).astype(np.uint8)
+
+    path = os.path.join(folder, "pred.mp4")
+    write_video(path, pred(), fps=24)
+    return gt, path, source
 
 
-def _case(name: str, folder: str, frames: int) -> dict:
+# ------------------------------------------------------------------ the released flow, re-stated
+def _released(gt_path: str, pred_path: str, max_frames: int) -> dict:
+    """The released per-pair computation (see the module docstring), whole arrays, one frame after another."""
+    import cv2
+    import numpy as np
+    from skimage.metrics import structural_similarity
+
+    from vreason.frames.video import iter_frames
+
+    gt = np.stack(list(iter_frames(gt_path, limit=max_frames)))       # read_video(..., max_frames)
+    pred = np.stack(list(iter_frames(pred_path, limit=max_frames)))
+    pred = pred[:gt.shape[0]]                                          # trim to the GT's frame count
+    if pred.shape[1:3] != gt.shape[1:3]:                               # resize to the GT's size
+        interp = cv2.INTER_LINEAR if gt.shape[1] > pred.shape[1] else cv2.INTER_AREA
+        pred = np.stack([cv2.resize(f, (gt.shape[2], gt.shape[1]), interpolation=interp) for f in pred])
+    n = min(len(gt), len(pred))
+    gt, pred = gt[:n], pred[:n]
+    # Canny "medium" (100, 200) on every frame of both, binarised; TP / FP / FN pooled over the video
+    gt_edges = np.stack([cv2.Canny(f, 100, 200) for f in gt]) > 0
+    pred_edges = np.stack([cv2.Canny(f, 100, 200) for f in pred]) > 0
+    tp = int(np.sum(gt_edges & pred_edges))
+    fp = int(np.sum(pred_edges & ~gt_edges))
+    fn = int(np.sum(gt_edges & ~pred_edges))
+    prec = tp / (tp + fp) if tp + fp else 0.0
+    rec = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * prec * rec / (prec + rec) if prec + rec else 0.0
+    # bilateral d=30, sigmaColor=150, sigmaSpace=100 on every frame of both; per-frame SSIM of the full map
+    gt_blur = np.stack([cv2.bilateralFilter(f, 30, 150, 100) for f in gt])
+    pred_blur = np.stack([cv2.bilateralFilter(f, 30, 150, 100) for f in pred])
+    ssims, mses = [], []
+    for g, p in zip(gt_blur, pred_blur, strict=True):
+        _, smap = structural_similarity(g, p, data_range=float(g.max()) - float(g.min()), full=True,
+                                        channel_axis=2)
+        ssims.append(float(np.mean(smap)))
+        mses.append(float(np.mean((p - g) ** 2)))                       # uint8 arithmetic, as released
+    return {"blur_ssim": float(np.mean(ssims)), "blur_mse_uint8": float(np.mean(mses)), "canny_f1_score": f1,
+            "canny_precision": prec, "canny_recall": rec}
+
+
+def _vreason(gt_path: str, pred_path: str, max_frames: int, threads: int) -> dict:
+    from vreason.protocols.pai_c_scorers import PaiCFidelityScorer
+    from vreason.records import Sample, Video
+    from vreason.scoring import ScoreContext
+
+    sample = Sample(id="task_0001", benchmark="pai-c", prompt="x", reference_video=os.path.abspath(gt_path))
+    video = Video(sample_id="task_0001", model="m", path=pred_path)
+    scorer = PaiCFidelityScorer(max_frames=max_frames, frame_threads=threads)
+    return {s.metric: (s.value if s.value is not None else s.reason) for s in
+            scorer.score(sample, video, ScoreContext())}
+
+
+def _probe() -> dict:
+    import cv2
     import numpy as np
 
-    from vreason.measure.base import DepthEstimator
-    from vreason.protocols import pai_c_metrics as M
+    from vreason.protocols.pai_c_fidelity import ordered_map
 
-    gt, pred = os.path.join(folder, "videos", "task_0001.mp4"), os.path.join(folder, "pred.mp4")
+    cv2.setNumThreads(1)
+    frame = np.random.default_rng(0).integers(0, 256, (528, 720, 3), dtype=np.uint8)
+    one = (lambda: cv2.bilateralFilter(frame, 30, 150, 100))
+    one()
     t0 = time.perf_counter()
-    out: dict = {}
+    for _ in range(4):
+        one()
+    serial = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    list(ordered_map(lambda _: one(), ((i,) for i in range(4)), 2))
+    return {"serial": serial, "threads2": time.perf_counter() - t0}
+
+
+def _case(name: str, gt: str, pred: str, frames: int) -> dict:
+    from vreason.frames.video import iter_frames
+
+    t0, c0 = time.perf_counter(), time.process_time()
     if name == "decode":
-        n = sum(1 for _ in M.iter_rgb(gt, frames)) + sum(1 for _ in M.iter_rgb(pred, frames))
-        out["frames"] = n
+        out: dict = {"frames": sum(1 for _ in iter_frames(gt, limit=frames)) +
+                     sum(1 for _ in iter_frames(pred, limit=frames))}
+    elif name == "released":
+        out = _released(gt, pred, frames)
+    elif name == "probe":
+        out = _probe()
     else:
-        import vreason.measure.spec as spec
-        from vreason.protocols.pai_c_scorers import PaiCDepthScorer, PaiCFidelityScorer
-        from vreason.records import Sample, Video
-        from vreason.scoring import ScoreContext
-
-        class StubDepth(DepthEstimator):
-            name = "stub:mean-rgb"
-
-            def depth(self, fs):
-                return [f.mean(axis=2, dtype=np.float32) + 1.0 for f in fs]
-
-        spec.make_depth = lambda *a, **k: StubDepth()
-        sample = Sample(id="task_0001", benchmark="pai-c", prompt="x", reference_video="videos/task_0001.mp4",
-                        root=folder, metadata={"depth_npz": "depth_npzs/task_0001.npz"})
-        video = Video(sample_id="task_0001", model="m", path=pred)
-        opts = {"max_frames": frames, "depth": "stub", "batch_size": 8}
-        for scorer in (PaiCFidelityScorer(**opts), PaiCDepthScorer(**opts)):
-            for s in scorer.score(sample, video, ScoreContext()):
-                out[s.metric] = s.value if s.value is not None else s.reason
-    out.update(seconds=time.perf_counter() - t0, peak_mb=_peak_mb())
+        out = _vreason(gt, pred, frames, 1 if name == "serial" else 0)
+    out.update(seconds=time.perf_counter() - t0, cpu=time.process_time() - c0, peak_mb=_peak_mb())
     return out
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=121)
-    ap.add_argument("--width", type=int, default=1280)
-    ap.add_argument("--height", type=int, default=704)
+    ap.add_argument("--width", type=int, default=720)
+    ap.add_argument("--height", type=int, default=528)
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of released / vreason / serial; "
+                    "each case's fastest round is compared")
+    ap.add_argument("--gt", help="ground-truth video (with --pred: benchmark this pair as it is)")
+    ap.add_argument("--pred", help="predicted video")
     ap.add_argument("--case", help=argparse.SUPPRESS)
-    ap.add_argument("--folder", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.case:
-        print(json.dumps(_case(a.case, a.folder, a.frames)))
+        print(json.dumps(_case(a.case, a.gt, a.pred, a.frames)))
         return 0
+    if bool(a.gt) != bool(a.pred):
+        print("bench_pai_c: pass both --gt and --pred, or neither", file=sys.stderr)
+        return 2
+    from vreason.protocols.pai_c_fidelity import available_cores
+
     with tempfile.TemporaryDirectory() as folder:
-        subprocess.check_call([sys.executable, "-c", f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
-                               f"from bench_pai_c import _write; _write({folder!r}, {a.frames}, {a.width}, "
-                               f"{a.height})"])
-        got = {}
-        for case in ("decode", "metrics"):
-            res = subprocess.run([sys.executable, __file__, "--case", case, "--folder", folder, "--frames",
-                                  str(a.frames)], capture_output=True, text=True, check=True)
-            got[case] = json.loads(res.stdout.strip().splitlines()[-1])
-    frame_mb = a.width * a.height * 3 / 2 ** 20
-    ratio = got["metrics"]["seconds"] / got["decode"]["seconds"]
-    print(f"{a.frames} frames {a.width}×{a.height} (one RGB frame = {frame_mb:.1f} MB, the video "
-          f"{frame_mb * a.frames:.0f} MB)")
-    print(f"{'case':<10}{'seconds':>10}{'per frame':>12}{'peak MB':>10}")
-    for case, r in got.items():
-        print(f"{case:<10}{r['seconds']:>10.2f}{r['seconds'] / a.frames:>12.3f}{r['peak_mb']:>10.0f}")
-    print(f"metrics / decode = {ratio:.1f}× (target ≤ {TARGET_RATIO:.0f}×): "
-          f"{'met' if ratio <= TARGET_RATIO else 'NOT met'}")
-    batch_mb = frame_mb * 16 + 8 * a.width * a.height * 12 / 2 ** 20
-    print(f"metric peak − decode peak = {got['metrics']['peak_mb'] - got['decode']['peak_mb']:.0f} MB "
-          f"(a batch: 8 frame pairs + their depths ≈ {batch_mb:.0f} MB; scikit-image / torch imports included)")
-    print("values:", {k: (round(v, 4) if isinstance(v, float) else v) for k, v in got["metrics"].items()
-                      if k not in ("seconds", "peak_mb")})
+        if a.gt:
+            gt, pred, source = a.gt, a.pred, f"{os.path.basename(a.gt)} vs {os.path.basename(a.pred)}"
+        else:
+            sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+            gt, pred, source = _write(folder, a.frames, a.width, a.height)
+        got: dict[str, dict] = {}
+        walls: dict[str, list[float]] = {}
+        order = ["decode"] + ["released", "vreason", "serial"] * a.rounds + ["probe"]  # interleaved rounds
+        for case in order:
+            res = subprocess.run([sys.executable, __file__, "--case", case, "--gt", gt, "--pred", pred,
+                                  "--frames", str(a.frames)], capture_output=True, text=True)
+            if res.returncode:
+                print(res.stderr[-2000:], file=sys.stderr)
+                return 1
+            r = json.loads(res.stdout.strip().splitlines()[-1])
+            walls.setdefault(case, []).append(r["seconds"])
+            if case not in got or r["seconds"] < got[case]["seconds"]:
+                got[case] = r  # the fastest round of each case (the least disturbed by other load)
+    n = got["decode"]["frames"] // 2
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"{source}: {n} frame pairs; {available_cores()} cores available; load average {load:.1f} at the end")
+    print(f"{'case':<10}{'wall s':>9}{'CPU s':>9}{'s/pair':>9}{'peak MB':>9}  every round's wall s")
+    for case in ("decode", "released", "vreason", "serial"):
+        r = got[case]
+        print(f"{case:<10}{r['seconds']:>9.2f}{r['cpu']:>9.2f}{r['seconds'] / n:>9.3f}{r['peak_mb']:>9.0f}  "
+              + " ".join(f"{w:.1f}" for w in walls[case]))
+    ratio = got["vreason"]["seconds"] / got["released"]["seconds"]
+    print(f"vreason / released = {ratio:.2f}× wall (target ≤ {TARGET}× on 2 cores): "
+          f"{'met' if ratio <= TARGET else 'NOT met'}; serial / released = "
+          f"{got['serial']['seconds'] / got['released']['seconds']:.2f}×; "
+          f"vreason / decode = {got['vreason']['seconds'] / got['decode']['seconds']:.0f}×")
+    keys = ("blur_ssim", "canny_f1_score", "canny_precision", "canny_recall")
+    same = all(got["vreason"][k] == got["released"][k] == got["serial"][k] for k in keys)
+    if all(isinstance(got[c][k], float) for c in ("vreason", "released") for k in keys):
+        delta = f"max |Δ| {max(abs(got['vreason'][k] - got['released'][k]) for k in keys):.2e}"
+    else:
+        delta = "not all numbers: " + json.dumps({c: {k: got[c][k] for k in keys} for c in ("vreason", "released")})
+    print(f"numbers identical to the released flow (exact ==): {'yes' if same else 'NO'} ({delta}); "
+          + ", ".join(f"{k} {got['vreason'][k]}" for k in keys))
+    p = got["probe"]
+    print(f"core probe: 4 bilateral filters (one thread each) serially {p['serial']:.2f} s, on 2 threads "
+          f"{p['threads2']:.2f} s → this machine's parallel speed-up for the dominant kernel: "
+          f"{p['serial'] / p['threads2']:.2f}× (2.0× on two free physical cores)")
     return 0
 
 
