@@ -82,9 +82,22 @@ def test_ordered_map_raises_the_first_failing_item():
     assert got == [0, 1, 2, 3]
 
 
-def test_threads_default_to_the_available_cores():
+def _auto_in_child(q):
+    q.put(F.resolve_threads(0))
+
+
+def test_threads_default_to_the_cores_in_the_main_process_and_one_in_a_worker():
+    import multiprocessing as mp
+
     assert F.resolve_threads(0) == F.resolve_threads(None) == F.available_cores() >= 1
     assert F.resolve_threads(3) == 3
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_auto_in_child, args=(q,))
+    p.start()
+    got = q.get(timeout=60)
+    p.join(timeout=30)
+    assert got == 1
     with pytest.raises(ValueError):
         PaiCOptions(frame_threads=-1)
 

@@ -20,7 +20,7 @@ import pandas as pd
 from pydantic import Field
 
 from vreason.errors import ConfigError
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol
+from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
 from vreason.protocols.options import ProtocolOptions, SeedOptions
 from vreason.records import Sample
 from vreason.registry import benchmarks
@@ -85,7 +85,8 @@ class PaiCOptions(SeedOptions):
     device: str | None = Field(None, description="Device for local models (`--device`): cpu, cuda, auto. Blur SSIM "
                                "and Canny always run on the CPU (no GPU path is implemented).")
     frame_threads: int = Field(0, ge=0, description="Threads computing the blur SSIM / Canny frames of one pair (0 = "
-                               "the cores available; 1 = serial). Numbers are identical for every value.")
+                               "automatic: the cores in the main process, 1 in a worker process; 1 = serial). "
+                               "Numbers are identical for every value.")
     dtype: Literal["float32", "float16", "bfloat16"] = Field("float32", description="Model dtype.")
     batch_size: int = Field(8, ge=1, description="Frames per model batch (bounds memory).")
     n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals.")
@@ -110,6 +111,8 @@ class PaiCProtocol(Protocol):
     default_seeds: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4, 5)
     convention: ClassVar[str] = "pai"
     options_model: ClassVar[type[ProtocolOptions]] = PaiCOptions
+    requires = (Requirement("deep", "depth, segmentation, DOVER quality and Diversity-LPIPS (--opt depth, detector, "
+                            "segmenter, quality, lpips_backbone…); unscored without them", weights=True),)
     opts: PaiCOptions
 
     def load(self) -> LoadResult:

@@ -74,8 +74,14 @@ def available_cores() -> int:
 
 
 def resolve_threads(threads: int | None) -> int:
-    """``threads`` ≥ 1 as given; 0 or None = the available cores."""
-    return int(threads) if threads and int(threads) > 0 else available_cores()
+    """``threads`` ≥ 1 as given; 0 or None = automatic: the available cores in a main process (``--workers 1``,
+    a library call, the benchmark), 1 in a child process such as a scoring pool's worker (one worker per core
+    already fills the machine, as for codec threads)."""
+    import multiprocessing
+
+    if threads and int(threads) > 0:
+        return int(threads)
+    return 1 if multiprocessing.parent_process() is not None else available_cores()
 
 
 def ordered_map(fn: Callable[..., T], items: Iterable[tuple], threads: int) -> Iterator[T]:
