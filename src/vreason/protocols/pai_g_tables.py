@@ -245,10 +245,13 @@ def aggregate_pai_g(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
     }
     declare_format(summary, "pai_g_table8", intervals={k: (f"{k}_ci_low", f"{k}_ci_high")
                                                        for k in ("Overall", "Domain", "Quality")},
-                   notes={k: f"{k}_note" for k in ("Overall", "Domain", "Quality")})
+                   notes={k: f"{k}_note" for k in ("Overall", "Domain", "Quality")},
+                   digits={"Overall": 2, "Domain": 2, "Quality": 2, "ELO Overall": 1, "ELO Domain": 1,
+                           "ELO Quality": 1})
     declare_format(summary, "pai_g_domain_by_category", intervals={"value": ("ci_low", "ci_high")},
-                   notes={"value": "note"})
-    declare_format(summary, "pai_g_quality_dimensions", intervals={"value": ("ci_low", "ci_high")})
+                   notes={"value": "note"}, digits={"value": 2})
+    declare_format(summary, "pai_g_quality_dimensions", intervals={"value": ("ci_low", "ci_high")},
+                   digits={"value": 2})
     if write:
         write_tables({k: v for k, v in tables.items() if not v.empty}, out_dir, "pai_g_tables.md", header)
     return AggregateResult(tables=tables, summary=summary)

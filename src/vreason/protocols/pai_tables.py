@@ -132,7 +132,7 @@ def aggregate_pai_u(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
     from vreason.aggregate.tables import declare_format
 
     declare_format(summary, "pai_u_accuracy", intervals={"accuracy": ("ci_low", "ci_high")},
-                   notes={"accuracy": "note"})
+                   notes={"accuracy": "note"}, digits={"accuracy": 2})
     if write:
         write_tables({k: v for k, v in tables.items() if not v.empty}, out_dir, "pai_u_tables.md", header)
     return AggregateResult(tables=tables, summary=summary)
