@@ -10,6 +10,15 @@ from rich.console import Console
 from vreason.store import RunStore
 
 
+def videos_short_decoded(df: Any) -> int:
+    """Videos (model, sample, seed) whose scores record fewer decoded frames than their container declares
+    (``evidence.details.decode``, see :mod:`vreason.frames.video`)."""
+    if not len(df) or "evidence" not in df:
+        return 0
+    return len({(m, s, seed) for m, s, seed, ev in zip(df["model"], df["sample_id"], df["seed"], df["evidence"],
+                                                       strict=True) if '"frames_declared"' in str(ev)})
+
+
 def build_report(store: RunStore, protocol: Any, *, console: Console | None = None, html: bool = True,
                  workers: int | None = None) -> list[str]:
     """Aggregate the run's scores with ``protocol.aggregate`` and write ``<run>/report/`` (Markdown, CSV,
@@ -43,11 +52,15 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
         "versions": man.get("versions", {}),
         "config": man.get("config", {}),
     }
+    short = videos_short_decoded(df)
+    if short:  # decoded fewer frames than their containers declare, scored as they decode (decode=released)
+        meta["videos_short_decoded"] = short
     note = mock_judge_note(df, man)
     if note:
         meta = {"note": note, **meta}
     title = f"vreason report: {meta['run']} ({meta['protocol']})"
-    html_meta = {k: meta[k] for k in ("note", "run", "protocol", "models", "samples", "videos", "units") if k in meta}
+    html_meta = {k: meta[k] for k in ("note", "run", "protocol", "models", "samples", "videos", "videos_short_decoded",
+                                      "units") if k in meta}
     html_meta["import_errors"] = meta["import_errors"]
     paths = write_report(result, out_dir, title=title, meta=meta)
     if html:

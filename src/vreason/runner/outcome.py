@@ -43,9 +43,10 @@ def exit_code(summary: Any) -> int:
     return EXIT_FINISHED_WITH_ERRORS if summary.finished_with_errors else EXIT_OK
 
 
-def video_counts(videos: Iterable[Video], imported_models: set[str]) -> tuple[dict[str, int], list[dict[str, str]]]:
-    """Counts by status, with imported files that cannot be opened (or are cut off) as ``unreadable``
-    instead of ``ok``; and those files with the reason."""
+def video_counts(videos: Iterable[Video], imported_models: set[str], decode: str = "strict",
+                 ) -> tuple[dict[str, int], list[dict[str, str]]]:
+    """Counts by status, with imported files that cannot be opened (or, ``decode="strict"``, are cut off) as
+    ``unreadable`` instead of ``ok``; and those files with the reason."""
     from vreason.errors import VideoError
     from vreason.frames import video as vio
 
@@ -55,7 +56,7 @@ def video_counts(videos: Iterable[Video], imported_models: set[str]) -> tuple[di
         status = v.status.value
         if v.status == VideoStatus.ok and v.model in imported_models and v.path:
             try:
-                vio.check_complete(vio.probe(v.path, exact=True))  # counts packets: finds cut-off files
+                vio.check_complete(vio.probe(v.path, exact=True), decode)  # counts frames: finds cut-off files
             except VideoError as exc:
                 status = "unreadable"
                 unreadable.append({"where": f"{v.model}/{v.sample_id}#{v.seed}", "reason": str(exc)})

@@ -223,7 +223,9 @@ class Runner:
         self.summary.generation_cost = ledger_totals(self.store.run_dir)  # API jobs: cost and statuses
         imported = {m for m, g in gens.items() if g is None}
         have = {k: v for k, v in have.items() if k[1] in gens}
-        self.summary.videos, unreadable = outcome.video_counts(have.values(), imported)
+        popts = self.protocol.options if getattr(self.protocol, "opts", None) is not None else {}  # suite: strict
+        self.summary.videos, unreadable = outcome.video_counts(have.values(), imported,
+                                                               popts["decode"] if "decode" in popts else "strict")
         for u in unreadable[:10]:
             self.console.print(Text.assemble(("unreadable video", "yellow"), f" {u['where']}: {u['reason']}"),
                                soft_wrap=True)
