@@ -30,10 +30,27 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, field_with_bad_text, load_error, utf8_lines
+from vreason.errors import ConfigError
 from vreason.records import GenerationManifest, Video, VideoStatus, check_safe_id, safe_id_from
 
 VIDEO_EXTS = (".mp4", ".webm", ".mkv", ".mov", ".avi")
 CONVENTIONS = ("vreason", "rise", "ruler", "tivibench", "pai")
+NEEDS_MODEL = ("tivibench", "pai")
+"""Conventions whose layout has no model folder: the model must be named (``--model``)."""
+
+
+class ConventionError(ConfigError, ValueError):
+    """A convention that does not exist, or one that needs a model name and got none (a usage mistake:
+    exit code 2 from the command line; still a ``ValueError`` for callers that catch one)."""
+
+
+def check_convention(convention: str, model: str | None) -> None:
+    """Raise :class:`ConventionError` for an unknown convention or a model-less one without ``model``."""
+    if convention not in CONVENTIONS:
+        raise ConventionError(f"--convention {convention!r}: unknown convention (known: {', '.join(CONVENTIONS)})")
+    if convention in NEEDS_MODEL and not model:
+        raise ConventionError(f"--convention {convention}: its layout has no model folder, so name the model "
+                              "the videos belong to with --model NAME")
 
 
 @dataclass
@@ -79,15 +96,12 @@ def _models(root: Path, model: str | None) -> list[Path]:
 
 def scan(root: str | os.PathLike, convention: str, model: str | None = None) -> ImportResult:
     """Find videos under ``root`` laid out by ``convention`` (see the module docstring)."""
+    check_convention(convention, model)
     root_p = Path(root)
     res = ImportResult()
     if not root_p.is_dir():
         res.add_error(str(root), "videos folder does not exist")
         return res
-    if convention not in CONVENTIONS:
-        raise ValueError(f"unknown convention {convention!r} (known: {', '.join(CONVENTIONS)})")
-    if convention in ("tivibench", "pai") and not model:
-        raise ValueError(f"convention {convention!r} has no model folder: pass --model")
 
     if convention == "vreason":
         for mdir in _models(root_p, model):

@@ -102,10 +102,14 @@ class FramePolicy(BaseModel):
 
     @classmethod
     def parse(cls, spec: str | FramePolicy) -> FramePolicy:
-        """Parse a spec string (see the module docstring); raises ConfigError with the reason."""
+        """Parse a spec string (see the module docstring); raises ConfigError with the reason. A preset
+        name may head the spec, its options following: ``pai.u+max_frames=8`` is ``fps:4+qwen+max_frames=8``
+        (an option given again wins over the preset's)."""
         if isinstance(spec, FramePolicy):
             return spec
-        parts = [p.strip() for p in str(spec).strip().split("+") if p.strip()]
+        head_name, plus, rest = str(spec).strip().partition("+")
+        text = PRESETS[head_name.strip()] + plus + rest if head_name.strip() in PRESETS else str(spec)
+        parts = [p.strip() for p in text.strip().split("+") if p.strip()]
         if not parts:
             raise ConfigError("empty frame policy")
         head, *opts = parts
@@ -271,7 +275,5 @@ PRESETS: dict[str, str] = {
 
 
 def policy(spec: str | FramePolicy) -> FramePolicy:
-    """A policy from a spec string or a preset name."""
-    if isinstance(spec, str) and spec in PRESETS:
-        spec = PRESETS[spec]
+    """A policy from a spec string or a preset name (optionally followed by options: ``pai.u+max_frames=8``)."""
     return FramePolicy.parse(spec)

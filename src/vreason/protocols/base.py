@@ -8,6 +8,7 @@ tables. A protocol module registers its class with ``@benchmarks.register(name)`
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -36,12 +37,43 @@ class AggregateResult:
     """Chart name → PNG path (written by the aggregator)."""
 
 
+@dataclass(frozen=True)
+class Requirement:
+    """Something beyond the core install that part of a protocol needs (``vreason list`` shows it)."""
+
+    extra: str | None
+    """The pip extra (``ocr``, ``deep``…), or ``None`` when only local files are needed."""
+    part: str
+    """What needs it, e.g. ``families sudoku, arithmetic, numseq`` or ``--opt features=…``."""
+    weights: bool = False
+    """Whether local model weights (a checkpoint folder or file given by an option) are needed too."""
+    optional: bool = False
+    """Only when an option asks for it (the default run does without)."""
+
+    def describe(self) -> str:
+        need = " + ".join(x for x in (self.extra, "local weights" if self.weights else None) if x)
+        return f"{need} for {self.part}"
+
+
 class Protocol(ABC):
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     default_seeds: ClassVar[tuple[int, ...]] = (0,)
     options_model: ClassVar[type[ProtocolOptions] | None] = None
     """The protocol's typed options (unknown keys rejected); ``None`` for a plugin that takes any."""
+    requires: ClassVar[tuple[Requirement, ...]] = ()
+    """Extras (and local weights) parts of the protocol need; the core install runs the rest."""
+
+    @classmethod
+    def judge_roles(cls, opts: Any, samples: Sequence[Sample] | None = None) -> tuple[str, ...]:
+        """The judge roles a run with these options needs (default: none): the runner refuses to start
+        (exit code 2) when one of them has no judge. A role is served by a judge given for it or, failing
+        that, by the ``default`` judge (``--judge``).
+
+        ``opts`` is the validated options model (``None`` for a protocol without one). ``samples`` are the
+        loaded samples once known: a protocol whose judged scorer applies to some samples only names its
+        role when one of them is there (with ``None``, only what the options alone decide)."""
+        return ()
 
     def __init__(self, **options: Any):
         self.opts: Any = None

@@ -290,6 +290,11 @@ class MmeCofProtocol(Protocol):
     options_model: ClassVar[type[ProtocolOptions]] = MmeCofOptions
     opts: MmeCofOptions
 
+    @classmethod
+    def judge_roles(cls, opts: Any, samples: Any = None) -> tuple[str, ...]:
+        """The steps are judged; so is generation quality unless ``quality=false``."""
+        return (opts.judge_role, *((opts.quality_judge_role or opts.judge_role,) if opts.quality else ()))
+
     @property
     def hint(self) -> str:
         return self.opts.hint

@@ -25,7 +25,7 @@ import pandas as pd
 from pydantic import Field, field_validator
 
 from vreason.errors import ConfigError, VideoError
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol
+from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
 from vreason.protocols.judge_inputs import interleave, judge_for
 from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
@@ -267,6 +267,9 @@ class PaiGProtocol(Protocol):
     name: ClassVar[str] = "pai-g"
     summary: ClassVar[str] = "PAI-Bench-G: VBench quality dimensions + yes/no domain questions (judge)"
     options_model: ClassVar[type[ProtocolOptions]] = PaiGOptions
+    requires = (Requirement("deep", "the learned quality dimensions (--opt features, clip, aesthetic_head, "
+                            "imaging_model, interpolator=torchscript:…); unscored without them", weights=True),)
+
     @classmethod
     def judge_roles(cls, opts: Any, samples: Any = None) -> tuple[str, ...]:
         """The domain questions are judged (``domain=false`` runs without a judge)."""

@@ -80,7 +80,12 @@ class RiseProtocol(Protocol):
     name = "rise"
     summary = "RISE-Video: RA/TC/PR/VQ judged metrics, maze & symmetry verifiers"
     default_seeds = (0,)
-    judge_roles = JUDGE_ROLES
+
+    @classmethod
+    def judge_roles(cls, opts: Any, samples: Any = None) -> tuple[str, ...]:
+        """RA, TC and PR ask the ``default`` judge, VQ the ``vq`` one (falling back to ``default``)."""
+        return JUDGE_ROLES
+
     convention = "rise"
     """Import layout for ``--videos`` (``{model}/{category}/{task_id}.mp4``)."""
     options_model: ClassVar[type[ProtocolOptions]] = RiseOptions

@@ -213,6 +213,11 @@ class RulerProtocol(Protocol):
     options_model: ClassVar[type[ProtocolOptions]] = RulerOptions
     opts: RulerOptions
 
+    @classmethod
+    def judge_roles(cls, opts: Any, samples: Any = None) -> tuple[str, ...]:
+        """Every metric is judged against the checklist."""
+        return (opts.judge_role,)
+
     def load(self) -> LoadResult:
         data = self.opts.data
         if not data:

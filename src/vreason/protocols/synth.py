@@ -15,14 +15,17 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import Field, field_validator
 
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol
+from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
 from vreason.protocols.options import INTERNAL, ProtocolOptions
 from vreason.records import Sample
 from vreason.registry import benchmarks
 from vreason.scoring import Scorer
 from vreason.synth.scorer import DEFAULT_MAX_FRAMES, SynthVerifierScorer
 
-__all__ = ["SynthOptions", "SynthProtocol", "SynthVerifierScorer"]
+__all__ = ["OCR_FAMILIES", "SynthOptions", "SynthProtocol", "SynthVerifierScorer"]
+
+OCR_FAMILIES = ("sudoku", "arithmetic", "numseq")
+"""Families whose verifier reads text with OCR (the ``ocr`` extra; tests/test_list_extras.py checks it)."""
 
 
 class SynthOptions(ProtocolOptions):
@@ -67,6 +70,7 @@ class SynthProtocol(Protocol):
     summary = "Built-in procedurally generated, verifiable suite (offline)"
     default_seeds = (0,)
     options_model: ClassVar[type[ProtocolOptions]] = SynthOptions
+    requires = (Requirement("ocr", "families " + ", ".join(OCR_FAMILIES) + " (unscored without it)"),)
     opts: SynthOptions
 
     def __init__(self, **options: Any):

@@ -19,7 +19,7 @@ import pandas as pd
 from pydantic import Field, field_validator
 
 from vreason.errors import ConfigError
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol
+from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
 from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
 from vreason.protocols.tivibench_scorers import DEFAULT_QA_FRAMES, TiviCheckScorer, TiviQaScorer
 from vreason.records import Sample
@@ -89,6 +89,16 @@ class TiviBenchProtocol(Protocol):
     convention: ClassVar[str] = "tivibench"
     options_model: ClassVar[type[ProtocolOptions]] = TiviOptions
     opts: TiviOptions
+    requires = (Requirement("ocr", "the sudoku, math, sequence and text-mcq checks (unscored without it)"),
+                Requirement("deep", "--opt features=transformers:… and detector=transformers:…", weights=True,
+                            optional=True))
+
+    @classmethod
+    def judge_roles(cls, opts: Any, samples: Any = None) -> tuple[str, ...]:
+        """Only the VLM-QA samples are judged: named once the loaded samples hold one."""
+        if samples is None or not any((s.metadata.get("metric") or {}).get("family") == "vlm_qa" for s in samples):
+            return ()
+        return (opts.judge_role,)
 
     def load(self) -> LoadResult:
         from vreason.data.tivibench import load_tivibench

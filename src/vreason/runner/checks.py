@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from vreason.errors import ConfigError
@@ -21,7 +21,11 @@ INTERNAL_OPTIONS = frozenset({"run_dir"})
 """Options the runner sets itself (declared, hidden, in every options model as ``run_dir``); a
 protocol without an options model that takes ``run_dir`` gets it too."""
 
-__all__ = ["INTERNAL_OPTIONS", "OptionsError", "check_options", "closest", "known_option_keys"]
+__all__ = ["INTERNAL_OPTIONS", "OptionsError", "check_judges", "check_options", "closest", "known_option_keys",
+           "missing_judge_roles"]
+
+ROLE_FLAGS = {"default": "--judge SPEC", "vq": "--vq-judge SPEC"}
+"""How a role is given on the command line (other roles: the API's ``judges={role: spec}``)."""
 
 
 def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
@@ -138,3 +142,32 @@ def outside_links(videos: Iterable[Any], videos_dir: str) -> list[dict[str, str]
             out.append({"where": f"{v.model}/{v.sample_id}#{v.seed}", "reason": f"a symlink leads outside "
                         f"{videos_dir}: {real}"})
     return out
+
+
+def missing_judge_roles(protocol_cls: Any, options: dict[str, Any], judges: dict[str, Any],
+                        samples: Sequence[Sample] | None = None) -> list[str]:
+    """The judge roles the protocol needs with these options (see ``Protocol.judge_roles``) that no
+    judge serves: a role is served by its own judge or by the ``default`` one."""
+    roles_of = getattr(protocol_cls, "judge_roles", None)
+    if not callable(roles_of):
+        return []
+    model = getattr(protocol_cls, "options_model", None)
+    opts = resolve_options(getattr(protocol_cls, "name", "") or protocol_cls.__name__, model, options) \
+        if model is not None else None
+    needed = list(dict.fromkeys(roles_of(opts, samples)))
+    return [r for r in needed if not judges.get(r) and not judges.get("default")]
+
+
+def check_judges(protocol: str, protocol_cls: Any, options: dict[str, Any], judges: dict[str, Any],
+                 samples: Sequence[Sample] | None = None) -> None:
+    """Refuse a run whose protocol needs judge roles nobody was given, before anything is recorded:
+    a :class:`ConfigError` (exit code 2) naming the roles and the flag that gives them."""
+    missing = missing_judge_roles(protocol_cls, options, judges, samples)
+    if not missing:
+        return
+    # a role without a judge of its own falls back to the default one: --judge always fixes it
+    own = [f"{ROLE_FLAGS[r]} gives {r} its own" for r in missing if r in ROLE_FLAGS and r != "default"]
+    how = f" (serves every role; {'; '.join(own)})" if own else ""
+    raise ConfigError(f"{protocol} needs a judge for role{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
+                      f"and none was given: pass --judge SPEC{how}, e.g. --judge openai:gpt-5, or --judge mock to "
+                      "try it offline")

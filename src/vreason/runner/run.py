@@ -22,7 +22,7 @@ from vreason.runner import checks, generation, outcome
 from vreason.runner.config import RunConfig, RunSummary  # noqa: F401  (RunConfig is re-exported)
 from vreason.runner.executor import Job, LocalExecutor
 from vreason.runner.guard import RunLock, check_plan, check_samples, clear_run_dir, fingerprint, plan_of
-from vreason.runner.progress import make_progress
+from vreason.runner.progress import make_progress, unit_ok
 from vreason.runner.work import _check_scores, _io_factory, _score_in_worker, load_error_text
 from vreason.scoring import ScoreContext
 from vreason.store import RunStore, redact
@@ -48,6 +48,8 @@ class Runner:
     def __init__(self, cfg: RunConfig, console: Console | None = None):
         self.cfg = cfg
         self.console = console or make_console(stderr=True)
+        load_builtins()  # a judged protocol without its judges is refused before the run folder is touched
+        checks.check_judges(cfg.protocol, benchmarks.get(cfg.protocol), cfg.options, cfg.judges)
         self.lock = RunLock(cfg.run_dir).acquire(f"vreason run {cfg.protocol} ({', '.join(cfg.models)})")
         try:
             if cfg.force_new:
@@ -98,6 +100,8 @@ class Runner:
             first = f"; first error: {load_error_text(res.errors[0])}" if res.errors else ""
             raise ConfigError(f"no samples to run: {where} yielded 0 samples ({len(res.errors)} records skipped"
                               f"{first})")
+        # judges some samples only need (TiViBench's VLM QA): refused before any sample or plan is recorded
+        checks.check_judges(self.cfg.protocol, type(self.protocol), self.cfg.options, self.cfg.judges, samples)
         if self.resuming:
             check_samples(self.store.get_meta("sample_ids"), [s.id for s in samples], self.store.run_dir)
         self.store.put_samples(samples)
@@ -213,7 +217,7 @@ class Runner:
                         have[job.key] = video
                         if video.status != VideoStatus.ok:
                             self.summary.note_failure(video.reason)
-                        prog.advance(task)
+                        prog.advance(task, ok=video.status == VideoStatus.ok)
 
                     await executor.run(jobs, done)
             finally:
@@ -285,8 +289,9 @@ class Runner:
                     if err is not None:
                         scores = scorer.fail(by_id[sid], video, f"scorer crashed: {type(err).__name__}: {err}")
                     if not self.cfg.dry_run:  # a dry run's "not sent" outcomes must not block a real run
-                        self._record(job.key, _check_scores(scorer, by_id[sid], video, scores))
-                    prog.advance(task)
+                        scores = _check_scores(scorer, by_id[sid], video, scores)
+                        self._record(job.key, scores)
+                    prog.advance(task, ok=unit_ok(scores))
 
                 await executor.run(jobs, done)
         final = {} if self.cfg.dry_run else self.store.unit_status()
