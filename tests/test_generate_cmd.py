@@ -75,7 +75,7 @@ def test_cmd_models_generate_fail_with_reasons_and_the_run_goes_on(tmp_path, scr
     models = [f"cmd:{scripts['good']}", f"crash=cmd:{scripts['exit1']}", f"cmd:{scripts['hang']}",
               f"cmd:{scripts['garbage']}"]
     cfg = RunConfig(protocol="synth", run_dir=str(run_dir), models=models, seeds=[0],
-                    options={"per_task": 1, "families": ["maze"]}, limit=1, workers=1, gen_timeout=3.0)
+                    options={"per_task": 1, "families": ["maze"]}, limit=1, workers=1, gen_timeout=8.0)
     t0 = time.monotonic()
     summary = Runner(cfg).run()
     assert time.monotonic() - t0 < 60
@@ -87,14 +87,15 @@ def test_cmd_models_generate_fail_with_reasons_and_the_run_goes_on(tmp_path, scr
     good = videos["good"]
     assert good.status == VideoStatus.ok and good.path == os.path.join(str(run_dir), "videos", "good",
                                                                          f"{good.sample_id}__0.mp4")
-    req = json.load(open(good.path + ".seen.json"))
+    req = json.load(open(good.manifest.params["request"]))
     assert req["seed"] == 0 and req["prompt"] and os.path.isabs(req["input_image"])
-    assert req["output"] == good.path
+    assert req["output"].startswith(good.path[:-4] + ".part-")  # written under a temporary name, renamed
+    assert not os.path.exists(req["output"])  # the temporary name is gone once renamed
     crash = videos["crash"]
     assert crash.status == VideoStatus.failed and "exited with code 1" in crash.reason
     assert "CUDA out of memory" in crash.reason  # the stderr tail
     hang = videos["hang"]
-    assert hang.status == VideoStatus.failed and "timed out after 3 s" in hang.reason
+    assert hang.status == VideoStatus.failed and "timed out after 8 s" in hang.reason
     pid = int(open(run_dir / "videos" / "hang" / "child.pid").read())
     deadline = time.monotonic() + 5
     while _alive(pid) and time.monotonic() < deadline:
@@ -131,7 +132,7 @@ def test_cmd_yaml_spec_with_params_timeout_and_protocol_override(tmp_path, scrip
         (v,) = st.videos()
         man = st.read_manifest()
     assert v.model == "my-model" and v.seed == 3
-    req = json.load(open(v.path + ".seen.json"))
+    req = json.load(open(v.manifest.params["request"]))  # the request (its output: a temporary name)
     assert req["fps"] == 12 and req["num_frames"] == 6 and req["seed"] == 3  # the synth override won
     entry = man["config"]["models_resolved"]["my-model"]
     assert entry["timeout_s"] == 30 and entry["protocol_overrides"] == {"fps": 12}

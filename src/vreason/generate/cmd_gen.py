@@ -6,6 +6,13 @@ argument: the path of a JSON request file (:class:`~vreason.generate.request.Gen
 hints, ``output``, ``params``). It must write the video to ``output`` and exit 0. A non-zero exit, a
 missing output or a timeout is a ``failed`` video whose reason carries the exit code and the tail of
 stderr; a timeout kills the whole process group (the command and anything it started).
+
+The command dies with the run: it is started under :mod:`~vreason.generate.cmd_guard` in a process group
+of its own, which the guard kills the moment the run's process dies (``kill -9`` included), so a resumed
+run never races a leftover command. The request's ``output`` is a temporary name next to the video
+(``<name>.part-<random>.mp4``); the run renames it to the video's path (atomically) once the command
+exited 0, so two writers can never interleave in one file and a half-written video never has the
+final name.
 """
 
 from __future__ import annotations
@@ -14,9 +21,11 @@ import asyncio
 import contextlib
 import json
 import os
+import secrets
 import shlex
 import shutil
 import signal
+import sys
 from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -109,12 +118,21 @@ class CmdGenerator(Generator):
             return self.failed(sample, seed, f"cmd: {exc}")
         folder = os.path.join(os.path.dirname(os.path.abspath(out_path)), "requests")
         os.makedirs(folder, exist_ok=True)
-        req_path = os.path.join(folder, os.path.splitext(os.path.basename(out_path))[0] + ".json")
-        with open(req_path, "w", encoding="utf-8") as fh:
-            json.dump(req.model_dump(), fh, indent=2, ensure_ascii=False)
+        stem, ext = os.path.splitext(os.path.abspath(out_path))
+        part = f"{stem}.part-{secrets.token_hex(4)}{ext or '.mp4'}"  # this attempt's own file
+        req = req.model_copy(update={"output": part})
+        req_path = os.path.join(folder, os.path.basename(stem) + ".json")
+        _write_atomic(req_path, json.dumps(req.model_dump(), indent=2, ensure_ascii=False))
         if os.path.exists(out_path):
-            os.remove(out_path)  # an old or partial file must not pass for this attempt's output
-        code, err_tail, timed_out = await self._run(req_path)
+            os.remove(out_path)  # an old file must not pass for this attempt's output
+        try:
+            code, err_tail, timed_out = await self._run(req_path)
+            ok = code == 0 and not timed_out and os.path.isfile(part) and os.path.getsize(part) > 0
+            if ok:
+                os.replace(part, out_path)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(part)
         man = self.manifest(sample, req.prompt, request=req_path)
         if timed_out:
             return self._fail(sample, seed, f"cmd timed out after {self.ctx.timeout_s:g} s (process group killed)"
@@ -122,8 +140,8 @@ class CmdGenerator(Generator):
         if code != 0:
             return self._fail(sample, seed, f"cmd exited with code {code}" + (f"; stderr: {err_tail}" if err_tail
                                                                              else " (no stderr)"), man)
-        if not os.path.isfile(out_path) or os.path.getsize(out_path) == 0:
-            return self._fail(sample, seed, f"cmd exited 0 but wrote no video at {out_path}"
+        if not ok:
+            return self._fail(sample, seed, f"cmd exited 0 but wrote no video at {part}"
                               + (f"; stderr: {err_tail}" if err_tail else ""), man)
         return Video(sample_id=sample.id, model=self.run_name, seed=seed, path=out_path, manifest=man)
 
@@ -133,8 +151,10 @@ class CmdGenerator(Generator):
 
     async def _run(self, req_path: str) -> tuple[int | None, str, bool]:
         env = {**os.environ, **self.opts.env}
+        guard = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cmd_guard.py")
         proc = await asyncio.create_subprocess_exec(
-            *self.argv, req_path, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
+            sys.executable, "-I", "-S", guard, str(os.getpid()), *self.argv, req_path,
+            stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE, env=env, cwd=self.opts.cwd, start_new_session=True)
         try:
             _, err = await asyncio.wait_for(proc.communicate(), timeout=self.ctx.timeout_s)
@@ -146,6 +166,13 @@ class CmdGenerator(Generator):
             raise
         tail = (err or b"").decode("utf-8", "replace").strip()[-STDERR_TAIL:]
         return proc.returncode, tail, False
+
+
+def _write_atomic(path: str, text: str) -> None:
+    tmp = f"{path}.{secrets.token_hex(4)}.tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:
