@@ -8,16 +8,15 @@ import numpy as np
 
 from vreason.errors import VideoTooShortError
 from vreason.frames.counts import note_decode
+from vreason.frames.passes import Decoded, decode_pass
 from vreason.frames.policy import PRESETS, FramePolicy, policy
 from vreason.frames.video import (
     DECODE_MODE,
-    Decoded,
     VideoInfo,
     check_complete,
     decode_check,
     decode_facts,
     decode_mode,
-    decode_pass,
     probe,
     read_all,
     read_frames,
