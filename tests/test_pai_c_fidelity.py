@@ -111,7 +111,7 @@ def test_scorer_parallel_equals_serial_exactly_on_a_real_pair(tmp_path):
     root = write_dataset(tmp_path / "d", ids={"task_0001": "agibot"})
     sample = load_pai_c(root)[0][0]
     pred = write_results(tmp_path / "r", root, "copy", k=2, ids=["task_0001"]) + "/task_0001__1.mp4"
-    runs = {n: _score(S.PaiCFidelityScorer(frame_threads=n), sample, pred) for n in (1, 2, 4)}
+    runs = {n: _score(S.PaiCFidelityScorer(frame_threads=n, gt_cache_mb=0), sample, pred) for n in (1, 2, 4)}
     for n in (2, 4):
         for metric, sc in runs[1].items():
             other = runs[n][metric]
@@ -162,3 +162,41 @@ def test_dover_input_is_a_named_option_that_shows_when_it_departs():
     assert PaiCOptions().dover_input == "original" and "dover_input" in RELEASED
     with pytest.raises(ValueError):
         PaiCOptions(dover_input="resized")
+
+
+# ------------------------------------------------------------------ ground-truth reuse across caption variants
+def test_ground_truth_reuse_gives_the_same_numbers_and_hits_for_the_next_variant(tmp_path):
+    root = write_dataset(tmp_path / "d", ids={"task_0001": "agibot"})
+    sample = load_pai_c(root)[0][0]
+    res = write_results(tmp_path / "r", root, "copy", k=3, ids=["task_0001"])
+    paths = [f"{res}/task_0001__{k}.mp4" for k in range(3)]
+    F.GT_CACHE.clear()
+    off = [_score(S.PaiCFidelityScorer(gt_cache_mb=0), sample, p, seed=k) for k, p in enumerate(paths)]
+    assert not F.GT_CACHE.entries
+    hits0 = F.GT_CACHE.hits
+    on = [_score(S.PaiCFidelityScorer(frame_threads=2), sample, p, seed=k) for k, p in enumerate(paths)]
+    assert F.GT_CACHE.hits - hits0 == 2 * T  # variants 1 and 2 reuse every ground-truth frame of variant 0
+    for a, b in zip(off, on, strict=True):
+        for metric, sc in a.items():
+            assert (b[metric].status, b[metric].value, b[metric].normalized) == (sc.status, sc.value, sc.normalized)
+            assert b[metric].evidence.details == sc.evidence.details
+    F.GT_CACHE.clear()
+
+
+def test_gt_cache_is_bounded_and_keyed_by_the_file(tmp_path):
+    gb = np.zeros((10, 10, 3), np.uint8)
+    ge = np.eye(10, dtype=bool)
+    c = F.GtCache(limit_mb=(gb.nbytes + 13) * 3 / 2 ** 20)  # room for 3 frames (packed edges: 13 bytes)
+    for t in range(5):
+        c.put(("a",), t, gb, ge)
+    assert len(c.entries[("a",)]) == 3  # one ground truth larger than the limit stops growing
+    got = c.get(("a",), 0)
+    assert got is not None and np.array_equal(got[1], ge) and got[1].dtype == bool and c.get(("a",), 4) is None
+    c.put(("b",), 0, gb, ge)  # a new ground truth evicts the least recently used one
+    assert ("b",) in c.entries and sum(c.nbytes.values()) <= c.limit
+    f = tmp_path / "v.mp4"
+    f.write_bytes(b"x")
+    k1 = F.GtCache.key(str(f), "medium", False)
+    f.write_bytes(b"xy")
+    assert F.GtCache.key(str(f), "medium", False) != k1 != F.GtCache.key(str(f), "medium", True)
+    assert F.GtCache(limit_mb=0).put(("a",), 0, gb, ge) is None and not F.GtCache(limit_mb=0).entries

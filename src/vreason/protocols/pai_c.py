@@ -87,6 +87,9 @@ class PaiCOptions(SeedOptions):
     frame_threads: int = Field(0, ge=0, description="Threads computing the blur SSIM / Canny frames of one pair (0 = "
                                "automatic: the cores in the main process, 1 in a worker process; 1 = serial). "
                                "Numbers are identical for every value.")
+    gt_cache_mb: float = Field(512.0, ge=0, description="Memory (MB, per process) keeping a ground truth's blurred "
+                               "frames and Canny edges for its other caption variants (the released code recomputes "
+                               "them per variant; numbers identical); 0 = off.")
     dtype: Literal["float32", "float16", "bfloat16"] = Field("float32", description="Model dtype.")
     batch_size: int = Field(8, ge=1, description="Frames per model batch (bounds memory).")
     n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals.")

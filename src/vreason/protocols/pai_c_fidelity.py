@@ -42,12 +42,15 @@ class FrameFidelity:
     pixels: int
 
 
-def frame_fidelity(gt: np.ndarray, pred: np.ndarray, preset: str = "medium", gray: bool = False) -> FrameFidelity:
-    """Blur SSIM, blur MSE and Canny counts of one (gt, pred-fitted-to-gt) frame pair."""
-    gb, pb = M.bilateral(gt), M.bilateral(pred)
+def frame_fidelity(gt: np.ndarray, pred: np.ndarray, preset: str = "medium", gray: bool = False,
+                   gt_side: tuple[np.ndarray, np.ndarray] | None = None) -> FrameFidelity:
+    """Blur SSIM, blur MSE and Canny counts of one (gt, pred-fitted-to-gt) frame pair; ``gt_side`` = the ground
+    truth frame's (bilateral, Canny edges) when already computed (they depend on the ground truth alone)."""
+    gb, ge = gt_side if gt_side is not None else (M.bilateral(gt), M.canny(gt, preset, gray=gray))
+    pb = M.bilateral(pred)
     ssim = M.ssim_full_mean(gb, pb)
     mse = float(np.mean((gb.astype(np.float64) - pb.astype(np.float64)) ** 2))
-    ge, pe = M.canny(gt, preset, gray=gray), M.canny(pred, preset, gray=gray)
+    pe = M.canny(pred, preset, gray=gray)
     return FrameFidelity(ssim=ssim, mse=mse, tp=int(np.count_nonzero(ge & pe)), fp=int(np.count_nonzero(pe & ~ge)),
                          fn=int(np.count_nonzero(ge & ~pe)), pred_on=int(np.count_nonzero(pe)),
                          gt_on=int(np.count_nonzero(ge)), pixels=int(ge.size))
@@ -106,14 +109,90 @@ def ordered_map(fn: Callable[..., T], items: Iterable[tuple], threads: int) -> I
                 fut.cancel()
 
 
+class GtCache:
+    """The ground truth's per-frame (bilateral, Canny edges), kept for the next caption variant of the same sample.
+
+    The six variants of a PAI-C sample share one ground truth, whose blurred frames and edges — half of the
+    per-pair work — the released code recomputes for every variant. Entries are keyed by the file's identity
+    (real path, size, mtime) and the Canny setting, hold exactly the arrays the computation produced (edges
+    bit-packed), and are evicted least-recently-used beyond ``limit_mb``; 0 disables the cache."""
+
+    def __init__(self, limit_mb: float = 512.0):
+        import threading
+        from collections import OrderedDict
+
+        self.limit = int(limit_mb * 2 ** 20)
+        self.entries: OrderedDict[tuple, dict[int, tuple[np.ndarray, np.ndarray, tuple[int, int]]]] = OrderedDict()
+        self.nbytes: dict[tuple, int] = {}
+        self.lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def key(path: str, preset: str, gray: bool) -> tuple:
+        st = os.stat(path)
+        return (os.path.realpath(path), st.st_size, st.st_mtime_ns, preset, gray)
+
+    def get(self, key: tuple, t: int) -> tuple[np.ndarray, np.ndarray] | None:
+        with self.lock:
+            entry = self.entries.get(key)
+            got = entry.get(t) if entry is not None else None
+            if got is None:
+                self.misses += 1
+                return None
+            self.entries.move_to_end(key)
+            self.hits += 1
+        gb, packed, shape = got
+        return gb, np.unpackbits(packed, count=shape[0] * shape[1]).reshape(shape).astype(bool)
+
+    def put(self, key: tuple, t: int, gb: np.ndarray, ge: np.ndarray) -> None:
+        packed = np.packbits(ge.ravel())
+        size = gb.nbytes + packed.nbytes
+        with self.lock:
+            if self.limit <= 0 or size > self.limit:
+                return
+            entry = self.entries.setdefault(key, {})
+            if t in entry:
+                return
+            entry[t] = (gb, packed, ge.shape)
+            self.nbytes[key] = self.nbytes.get(key, 0) + size
+            self.entries.move_to_end(key)
+            while sum(self.nbytes.values()) > self.limit and len(self.entries) > 1:
+                old, _ = self.entries.popitem(last=False)
+                self.nbytes.pop(old, None)
+            if sum(self.nbytes.values()) > self.limit:  # a single ground truth larger than the limit: stop growing
+                entry.pop(t, None)
+                self.nbytes[key] -= size
+
+    def clear(self) -> None:
+        with self.lock:
+            self.entries.clear()
+            self.nbytes.clear()
+
+
+GT_CACHE = GtCache()
+"""This process's cache (a scoring worker keeps the ground truths of the samples it just scored)."""
+
+
 def fidelity(pairs: Iterable[tuple[np.ndarray, np.ndarray]], preset: str = "medium", gray: bool = False,
-             threads: int | None = 0) -> tuple[M.BlurAcc, M.CannyCounts]:
-    """Blur and Canny accumulators over every frame pair (``threads``: 1 = serial, 0 = the available cores)."""
+             threads: int | None = 0, *, gt_key: tuple | None = None,
+             cache: GtCache | None = None) -> tuple[M.BlurAcc, M.CannyCounts]:
+    """Blur and Canny accumulators over every frame pair (``threads``: 1 = serial, 0 = automatic). With
+    ``gt_key`` and ``cache``, the ground truth's per-frame bilateral and edges are taken from / put into the
+    cache (the numbers are the same either way)."""
     blur, edges = M.BlurAcc(), M.CannyCounts()
-    for f in ordered_map(lambda g, p: frame_fidelity(g, p, preset, gray), pairs, resolve_threads(threads)):
+
+    def one(t: int, g: np.ndarray, p: np.ndarray) -> FrameFidelity:
+        side = cache.get(gt_key, t) if cache is not None and gt_key is not None else None
+        if side is None and cache is not None and gt_key is not None:
+            side = (M.bilateral(g), M.canny(g, preset, gray=gray))
+            cache.put(gt_key, t, *side)
+        return frame_fidelity(g, p, preset, gray, side)
+
+    items = ((t, g, p) for t, (g, p) in enumerate(pairs))
+    for f in ordered_map(one, items, resolve_threads(threads)):
         add_frame(blur, edges, f)
     return blur, edges
 
 
-__all__ = ["FrameFidelity", "add_frame", "available_cores", "fidelity", "frame_fidelity", "ordered_map",
-           "resolve_threads"]
+__all__ = ["GT_CACHE", "FrameFidelity", "GtCache", "add_frame", "available_cores", "fidelity", "frame_fidelity",
+           "ordered_map", "resolve_threads"]
