@@ -286,7 +286,41 @@ def test_run_with_chosen_dimensions_and_no_checkpoint_exits_zero(tmp_path):
                                    "--opt", "interpolator=linear", "--opt", "n_boot=20"])
     assert res.exit_code == 0, res.output
     rep = tmp_path / "runs" / "d" / "report"
+    assert not (rep / "pai_g_domain_by_category.csv").exists()  # no domain run: no 0.0 category rows
     t8 = pd.read_csv(rep / "pai_g_table8.csv")
     assert "1/8 dims chosen; substitutes: motion_smoothness=linear" in t8.iloc[0]["Quality_note"]
     assert "(1/8 dims chosen; substitutes: motion_smoothness=linear)" in (rep / "report.md").read_text()
     assert "(1/8 dims chosen; substitutes: motion_smoothness=linear)" in (rep / "index.html").read_text()
+
+
+def test_report_puts_the_runs_votes_beside_table8_and_manifest_records_options(tmp_path):
+    from typer.testing import CliRunner
+
+    from _pai_gu_fixtures import write_g_dataset, write_g_videos
+    from vreason.cli.main import app
+    from vreason.human.records import PairVote
+    from vreason.human.store import AnnotationStore
+    from vreason.store import RunStore
+
+    data = write_g_dataset(str(tmp_path / "G"))
+    for m in ("m1", "m2"):
+        write_g_videos(str(tmp_path / "v" / m), ["av_0001", "robot_0002", "physics_0003"])
+    run = str(tmp_path / "runs" / "e")
+    res = CliRunner().invoke(app, ["run", "pai-g", "--data", data, "--videos", str(tmp_path / "v"), "--models",
+                                   "m1,m2", "--runs", str(tmp_path / "runs"), "--name", "e", "--workers", "1",
+                                   "--opt", "domain=false", "--opt", "dimensions=motion_smoothness",
+                                   "--opt", "interpolator=linear", "--opt", "n_boot=20"])
+    assert res.exit_code == 0, res.output
+    with RunStore(run, create=False) as st:
+        text = json.dumps(st.read_manifest())
+    for key in ('"unparsed": "wrong"', '"dimension_mean": "released"', '"clamp": false'):
+        assert key in text  # the released defaults are recorded, not only departures
+    with AnnotationStore(run) as ann:
+        for dim, verdict in (("quality", "a"), ("physics", "a")):
+            ann.add(PairVote(annotator="h", sample_id="av_0001", left_model="m1", right_model="m2", dimension=dim,
+                             verdict=verdict, created=1.0))
+    res = CliRunner().invoke(app, ["report", run])
+    assert res.exit_code == 0, res.output
+    t8 = pd.read_csv(f"{run}/report/pai_g_table8.csv").set_index("model")
+    assert t8.loc["m1", "ELO Overall"] == pytest.approx(1016.0) and t8.loc["m2", "ELO Quality"] == pytest.approx(984.0)
+    assert t8.loc["m1", "Quality"] > 90 and list(t8.columns[:3]) == ["ELO Overall", "ELO Domain", "ELO Quality"]

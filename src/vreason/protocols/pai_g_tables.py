@@ -210,6 +210,8 @@ def aggregate_pai_g(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
                                   "aggregation": _agg_label(d, dimension_mean),
                                   "unscored": int(bad["count"].sum()) if len(bad) else 0,
                                   "reason": str(bad["example_reason"].iloc[0]) if len(bad) else ""})
+        if not g["domain"].notna().any() and not g["q_scored"].fillna(0).any():
+            continue  # no domain score at all (e.g. domain=false): no category table, not seven 0.0 rows
         cat_rows.append(_cat_row(model, "Overall", g, n_boot, level, seed))
         for c in CATEGORIES:  # released: every category reported, 0.0 when it has no video
             gc = g[g["category"] == c]
@@ -220,6 +222,7 @@ def aggregate_pai_g(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
         t8_df = elo.merge(t8_df, on="model", how="outer") if len(t8_df) else elo
     tables = {"pai_g_table8": t8_df, "pai_g_domain_by_category": pd.DataFrame(cat_rows),
               "pai_g_quality_dimensions": pd.DataFrame(dims_rows), "pai_g_videos": vids}
+    tables = {k: v for k, v in tables.items() if k == "pai_g_table8" or len(v)}
     off = ", ".join(f"{k}={v}" for k, v in (departing or {}).items())
     header = ["PAI-Bench-G: " + (f"options departing from the released code: {off}" if off
                                  else "released-code defaults")]
@@ -234,7 +237,8 @@ def aggregate_pai_g(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
     if len(chosen) < len(DIMENSIONS):
         header.append("quality dimensions chosen (`dimensions`): " + ", ".join(chosen))
     summary = {
-        "headline_tables": ["pai_g_table8", "pai_g_domain_by_category", "pai_g_quality_dimensions"],
+        "headline_tables": [t for t in ("pai_g_table8", "pai_g_domain_by_category", "pai_g_quality_dimensions")
+                            if t in tables],
         "definitions": "question = mean over seeds; video = mean over questions; Domain = mean over videos; "
                        "dimension = " + ("summed similarities / summed frame pairs (consistency), mean over files "
                                          "(others)" if dimension_mean == "released" else "mean over videos") +
