@@ -72,3 +72,41 @@ for _name, _target, _what in (
     ("tivibench_qa", "vreason.protocols.tivibench_scorers:TiviQaScorer", "TiViBench: VLM QA, all answers right"),
 ):
     scorers.declare(_name, _target, summary=_what)
+
+
+def protocol_needs(cls: object) -> str:
+    """What a protocol needs beyond the core install, from its declarations (``Protocol.requires``):
+    ``core`` when nothing, else ``core; ocr for …; deep + local weights for …``."""
+    reqs = getattr(cls, "requires", ()) or ()
+    parts = [r.describe() + (" (optional)" if r.optional else "") for r in reqs]
+    return "; ".join(["core", *parts])
+
+
+def protocol_judges(cls: object) -> str:
+    """The judge roles a run with the default options needs (``Protocol.judge_roles``), for ``vreason list``."""
+    roles_of = getattr(cls, "judge_roles", None)
+    model = getattr(cls, "options_model", None)
+    if not callable(roles_of):
+        return "–"
+    try:
+        roles = roles_of(model() if model is not None else None)
+    except Exception:  # noqa: BLE001 - an options model that needs values: the roles depend on them
+        return "depends on options"
+    text = ", ".join(dict.fromkeys(roles)) + " (--judge)" if roles else "none"
+    note = getattr(cls, "judge_note", "")
+    return f"{text}; {note}" if note else text
+
+
+def benchmarks_table():
+    """The ``vreason list`` table of protocols: what each needs beyond the core install (its declared
+    extras and weights) and the judge roles its default options need."""
+    from rich.markup import escape
+    from rich.table import Table
+
+    t = Table(title="benchmarks (extras: pip install 'vreason[EXTRA]')")
+    for col in ("name", "needs", "judge", "what"):
+        t.add_column(col, overflow="fold")
+    for e in benchmarks.entries():
+        cls = benchmarks.get(e.name)
+        t.add_row(e.name, escape(protocol_needs(cls)), escape(protocol_judges(cls)), escape(e.summary))
+    return t

@@ -132,10 +132,12 @@ def list_cmd(
     if options:
         _list_options(benchmarks, protocol)
         return
+    from vreason.catalog import benchmarks_table
     from vreason.generate.spec import generator_kinds
 
+    out.print(benchmarks_table())
     kinds = set(generator_kinds())
-    for title, reg, keep in (("benchmarks", benchmarks, None), ("built-in models", generators, False),
+    for title, reg, keep in (("built-in models", generators, False),
                              ("generator kinds (--models kind:target, name=kind:target or a YAML file)",
                               generators, True), ("scorers", scorers, None), ("judge backends", judges, None)):
         t = Table(title=title)

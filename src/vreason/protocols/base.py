@@ -63,6 +63,8 @@ class Protocol(ABC):
     """The protocol's typed options (unknown keys rejected); ``None`` for a plugin that takes any."""
     requires: ClassVar[tuple[Requirement, ...]] = ()
     """Extras (and local weights) parts of the protocol need; the core install runs the rest."""
+    judge_note: ClassVar[str] = ""
+    """Shown by ``vreason list`` beside the judge roles when they depend on more than the options."""
 
     @classmethod
     def judge_roles(cls, opts: Any, samples: Sequence[Sample] | None = None) -> tuple[str, ...]:

@@ -92,6 +92,7 @@ class TiviBenchProtocol(Protocol):
     requires = (Requirement("ocr", "the sudoku, math, sequence and text-mcq checks (unscored without it)"),
                 Requirement("deep", "--opt features=transformers:… and detector=transformers:…", weights=True,
                             optional=True))
+    judge_note = "default (--judge) once the data holds VLM-QA samples"
 
     @classmethod
     def judge_roles(cls, opts: Any, samples: Any = None) -> tuple[str, ...]:

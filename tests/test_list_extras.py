@@ -1,0 +1,103 @@
+"""`vreason list` states each protocol's extras truthfully (issue 21 item 1): what it shows comes from the
+protocols' declarations (``Protocol.requires``, ``Protocol.judge_roles``), and the declarations match what
+the code does — the suite families that read text with OCR are exactly the ones declared to need `ocr`."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from vreason.catalog import protocol_judges, protocol_needs
+from vreason.registry import benchmarks, load_builtins
+from vreason.verify import ocr as ocrmod
+
+
+def _protocol(name):
+    load_builtins()
+    return benchmarks.get(name)
+
+
+def _oracle_result(family: str, monkeypatch, with_ocr: bool):
+    from vreason.synth.base import RenderConfig
+    from vreason.synth.suite import make_instance
+
+    if not with_ocr:  # the `ocr` extra missing: get_ocr returns None
+        monkeypatch.setattr(ocrmod, "get_ocr", lambda: None)
+    cfg = RenderConfig()
+    inst = make_instance(family, "easy", 0, 0, cfg)
+    from vreason.synth.suite import get_family
+
+    return get_family(family).verify(inst.solution, inst.state, cfg)
+
+
+def test_the_suite_families_declared_to_need_ocr_are_exactly_those_unscored_without_it(monkeypatch):
+    from vreason.protocols.synth import OCR_FAMILIES
+    from vreason.synth.suite import default_families
+
+    need = []
+    for fam in default_families():
+        res = _oracle_result(fam, monkeypatch, with_ocr=False)
+        if res.evidence.get("unscored") == ocrmod.NO_OCR:
+            need.append(fam)
+        else:  # every other family verifies its own solution without OCR
+            assert res.passed, (fam, res.evidence)
+    assert sorted(need) == sorted(OCR_FAMILIES)
+    text = protocol_needs(_protocol("synth"))
+    assert text.startswith("core; ocr for families ") and all(f in text for f in OCR_FAMILIES)
+
+
+def test_the_ocr_families_pass_with_the_extra_installed(monkeypatch):
+    pytest.importorskip("rapidocr")
+    from vreason.protocols.synth import OCR_FAMILIES
+
+    for fam in OCR_FAMILIES:
+        assert _oracle_result(fam, monkeypatch, with_ocr=True).passed, fam
+
+
+def test_tivibench_names_every_check_that_needs_ocr():
+    from vreason.verify.checks import load_checks
+
+    ocr_checks = sorted(f for f, e in load_checks().items() if "ocr" in e.needs)
+    assert ocr_checks == ["math", "mcq", "sequence", "sudoku"]
+    text = protocol_needs(_protocol("tivibench"))
+    assert "ocr for the sudoku, math, sequence and text-mcq checks" in text
+    assert "deep + local weights" in text and "(optional)" in text
+
+
+def test_protocols_without_declared_extras_score_on_the_core_install():
+    """rise, ruler, mmecof and pai-u declare nothing beyond core: none of their modules imports an extra."""
+    code = ("import sys; from vreason.registry import benchmarks, load_builtins; load_builtins()\n"
+            "for n in ('rise', 'ruler', 'mmecof', 'pai-u'):\n"
+            "    c = benchmarks.get(n); c(); [s for s in c().scorers()]\n"
+            "print(sorted(m for m in ('torch', 'transformers', 'rapidocr', 'onnxruntime') if m in sys.modules))")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip() == "[]"
+    for n in ("rise", "ruler", "mmecof", "pai-u"):
+        assert protocol_needs(_protocol(n)) == "core"
+
+
+@pytest.mark.parametrize("name, needs, judge", [
+    ("pai-g", "deep + local weights for the learned quality dimensions", "default (--judge)"),
+    ("pai-c", "deep + local weights for depth, segmentation, DOVER quality and Diversity-LPIPS", "none"),
+    ("rise", "core", "default, vq (--judge)"),
+    ("synth", "ocr for families", "none"),
+    ("tivibench", "ocr", "none; default (--judge) once the data holds VLM-QA samples"),
+])
+def test_declarations_shown(name, needs, judge):
+    cls = _protocol(name)
+    assert needs in protocol_needs(cls)
+    assert protocol_judges(cls) == judge
+
+
+def test_vreason_list_shows_the_declarations():
+    env = {**os.environ, "COLUMNS": "400"}
+    res = subprocess.run([sys.executable, "-m", "vreason.cli.main", "list"], capture_output=True, text=True,
+                         env=env, timeout=300)
+    assert res.returncode == 0, res.stderr
+    rows = {ln.split("│")[1].strip(): ln for ln in res.stdout.splitlines() if ln.count("│") >= 4}
+    assert "ocr for families sudoku, arithmetic, numseq" in rows["synth"]
+    assert "deep + local weights" in rows["pai-g"] and "default (--judge)" in rows["pai-g"]
+    assert "core" in rows["rise"] and "default, vq (--judge)" in rows["rise"]
+    assert "│ none" in rows["pai-c"]
