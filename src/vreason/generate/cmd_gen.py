@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import glob
 import json
 import os
 import secrets
@@ -119,6 +120,9 @@ class CmdGenerator(Generator):
         folder = os.path.join(os.path.dirname(os.path.abspath(out_path)), "requests")
         os.makedirs(folder, exist_ok=True)
         stem, ext = os.path.splitext(os.path.abspath(out_path))
+        for stale in glob.glob(f"{glob.escape(stem)}.part-*"):  # left by a killed run (the run lock is ours)
+            with contextlib.suppress(OSError):
+                os.remove(stale)
         part = f"{stem}.part-{secrets.token_hex(4)}{ext or '.mp4'}"  # this attempt's own file
         req = req.model_copy(update={"output": part})
         req_path = os.path.join(folder, os.path.basename(stem) + ".json")
