@@ -154,8 +154,8 @@ class TiviCheckScorer(Scorer):
             gt = load_image(sample.resolve(sample.reference_image)) if sample.reference_image else None
         except VideoError as exc:
             return self.fail(sample, video, f"video error: {exc}")
-        fps = got.info.fps if got.info.fps and got.info.fps > 0 else 1.0
-        times = np.asarray(got.indices, dtype=np.float64) / fps
+        fps = got.info.fps if got.info.fps and got.info.fps > 0 else 1.0  # frames' own timestamps when they have them
+        times = np.asarray(got.times, dtype=np.float64) if got.times else np.asarray(got.indices, np.float64) / fps
         env, notes = self.env(entry.needs)
         try:
             res = entry.fn(got.frames, times, gt, params, env)
@@ -183,11 +183,13 @@ class TiviCheckScorer(Scorer):
     def _overlay(self, img: np.ndarray, ctx: ScoreContext, video: Video) -> list[str]:
         import cv2
 
+        from vreason.frames.write import write_image
+
         path = ctx.debug_path(self.name, video)
         rgb = np.ascontiguousarray(np.asarray(img, dtype=np.uint8))
         if rgb.ndim == 2:
             rgb = np.stack([rgb] * 3, axis=-1)
-        if cv2.imwrite(path, cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)):
+        if write_image(path, cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)):
             return [os.path.relpath(path, ctx.run_dir)]
         return []
 
