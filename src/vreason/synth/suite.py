@@ -159,9 +159,13 @@ def build_samples(
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    # instances are independent and deterministic per key: build them on every core, in order
+    from vreason.runner import deathguard
+
+    # instances are independent and deterministic per key: build them on every core, in order; the
+    # project's guarded start: workers die with this process (kill -9 included)
     ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else None
-    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx) as pool:
+    deathguard.install()
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=deathguard.die_with_parent) as pool:
         return list(pool.map(build, keys, chunksize=8))
 
 
