@@ -96,6 +96,7 @@ def test_domain_counts_replies_counted_wrong_beside_the_numbers():
     # released compute_vqa_accuracy: video = mean over questions, overall = mean over videos
     assert t8.loc["m", "Domain"] == pytest.approx(100 * (0.5 + 1.0) / 2)
     assert t8.loc["m", "replies_counted_wrong"] == 1 and t8.loc["m", "Domain_note"].startswith("1 replies")
+    assert "1 replies without yes/no counted wrong" in t8.loc["m", "Overall_note"]  # Overall includes Domain
     cat = res.tables["pai_g_domain_by_category"].set_index("domain")
     assert cat.loc["av", "replies_counted_wrong"] == 1 and cat.loc["robot", "replies_counted_wrong"] == 0
     assert any("1 judge replies without yes/no counted wrong" in h for h in res.summary["header"])

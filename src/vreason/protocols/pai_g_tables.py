@@ -186,8 +186,11 @@ def aggregate_pai_g(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
         row: dict[str, Any] = {"model": model}
         for name, k in (("Overall", 2), ("Domain", 0), ("Quality", 1)):
             row.update({name: _pct(est[k]), f"{name}_ci_low": _pct(lo[k]), f"{name}_ci_high": _pct(hi[k])})
-        row.update({"Overall_note": qnote, "Quality_note": qnote,
-                    "Domain_note": f"{wrong} replies without yes/no counted wrong" if wrong else "",
+        n_unscored = int(g["q_unscored"].fillna(0).sum())
+        dnote = "; ".join(x for x in (f"{wrong} replies without yes/no counted wrong" if wrong else "",
+                                      f"{n_unscored} questions unscored" if n_unscored else "") if x)
+        row.update({"Overall_note": "; ".join(x for x in (qnote, dnote) if x), "Quality_note": qnote,
+                    "Domain_note": dnote,
                     "videos": int(len(g)), "videos_with_domain": int(g["domain"].notna().sum()),
                     "replies_counted_wrong": wrong, "questions_unscored": int(g["q_unscored"].fillna(0).sum()),
                     "values_outside_0_1": outside, "quality_dimensions": ", ".join(scored) or "none",
