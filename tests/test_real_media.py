@@ -208,3 +208,47 @@ def test_suite_scorer_passes_the_timestamps_to_the_verifier(tmp_path, monkeypatc
                                            ScoreContext(run_dir=str(tmp_path)))
     assert seen["times"] == pytest.approx(want, abs=1e-3)
     assert score.evidence.frame_policy.startswith("all+times=pts")
+
+
+# ---------------------------------------------------------------- the decode option: declared once, reaches every read
+def test_every_seed_protocol_declares_the_shared_decode_option_and_the_suite_does_not():
+    from vreason.protocols.mmecof import MmeCofOptions
+    from vreason.protocols.options import OptionsError, SeedOptions, resolve_options
+    from vreason.protocols.pai_c import PaiCOptions
+    from vreason.protocols.pai_g import PaiGOptions
+    from vreason.protocols.pai_u import PaiUOptions
+    from vreason.protocols.rise import RiseOptions
+    from vreason.protocols.ruler import RulerOptions
+    from vreason.protocols.synth import SynthOptions
+    from vreason.protocols.tivibench import TiviOptions
+
+    for model in (RiseOptions, RulerOptions, MmeCofOptions, TiviOptions, PaiGOptions, PaiCOptions, PaiUOptions):
+        assert issubclass(model, SeedOptions), model
+        assert model().decode == "released" and model(decode="strict").decode == "strict"
+        with pytest.raises(OptionsError, match="decode must be one of"):
+            resolve_options("p", model, {"decode": "lenient"})
+    assert "decode" not in SynthOptions.model_fields  # the suite is always strict
+
+
+def test_a_scorer_runs_in_its_protocols_decode_mode_and_records_both_counts(tmp_path, opencv_samples):
+    from vreason.records import Evidence
+    from vreason.scoring import ScoreContext, Scorer
+
+    class LastFrame(Scorer):
+        name = "test_last_frame"
+        metrics = ("m",)
+
+        def score(self, sample, video, ctx):
+            try:
+                got = sample_frames(video.path, "last")
+            except VideoUnreadableError as exc:
+                return self.fail(sample, video, str(exc))
+            return [self.ok(sample, video, "m", 1.0, 1.0, evidence=Evidence(frame_indices=got.indices))]
+
+    sample = Sample(id="tree", benchmark="b")
+    video = Video(sample_id="tree", model="m", seed=0, path=opencv_samples["tree.avi"])
+    (ok,) = LastFrame().score(sample, video, ScoreContext(run_dir=str(tmp_path), options={"decode": "released"}))
+    assert ok.status.value == "ok" and ok.evidence.frame_indices == [67]
+    assert ok.evidence.details["decode"] == {"frames_declared": 444, "frames_decoded": 68}
+    (err,) = LastFrame().score(sample, video, ScoreContext(run_dir=str(tmp_path), options={"decode": "strict"}))
+    assert err.status.value == "error" and "decoded 68 frames, the container declares 444" in err.reason
