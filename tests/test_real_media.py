@@ -252,3 +252,13 @@ def test_a_scorer_runs_in_its_protocols_decode_mode_and_records_both_counts(tmp_
     assert ok.evidence.details["decode"] == {"frames_declared": 444, "frames_decoded": 68}
     (err,) = LastFrame().score(sample, video, ScoreContext(run_dir=str(tmp_path), options={"decode": "strict"}))
     assert err.status.value == "error" and "decoded 68 frames, the container declares 444" in err.reason
+
+
+def test_frames_and_probe_commands_on_box_mp4(opencv_samples):
+    runner = CliRunner()
+    res = runner.invoke(app, ["frames", opencv_samples["box.mp4"], "--policy", "last"])
+    assert res.exit_code == 0, res.output
+    assert "→ [454]" in res.output and "decodes 455 of the 456 frames" in res.output
+    res = runner.invoke(app, ["probe", opencv_samples["box.mp4"]])
+    info = json.loads(res.output[res.output.index("{"):])
+    assert (info["n_frames"], info["declared_frames"], info["frames_exact"]) == (455, 456, True)

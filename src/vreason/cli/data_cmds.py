@@ -174,6 +174,11 @@ def frames_cmd(
 
     got = sample_frames(path, policy)
     out.print(f"policy {got.policy}: {len(got.indices)} frames of {got.info.n_frames} → {got.indices}")
+    facts = got.details()
+    if facts.get("frames_declared"):  # a declared count is a hint: say what decodes
+        out.print(f"decodes {facts['frames_decoded']} of the {facts['frames_declared']} frames its container "
+                  "declares" + (f"; mapped to the last decodable frame: {facts['frames_mapped']}"
+                                if facts.get("frames_mapped") else ""))
     if dump:
         os.makedirs(dump, exist_ok=True)
         for i, img in zip(got.indices, got.frames, strict=True):
