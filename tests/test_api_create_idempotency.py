@@ -190,3 +190,22 @@ def test_http_job_api_finds_the_job_by_client_reference(tmp_path):
     attempts, rows = _attempts(tmp_path)
     assert Counter(a["outcome"] for a in attempts) == {"created": 1, "ambiguous": 3, "found": 3, "not_sent": 1}
     assert ledger_totals(str(tmp_path))["my_api"]["usd"] == pytest.approx(4.0)
+
+
+def test_a_create_that_never_connected_is_resent_and_counts_nothing(tmp_path, monkeypatch):
+    """Connection refused: certainly not created, so resent (each attempt listed as ``not_sent``); when
+    the attempts run out the row is ``failed`` (not ``unknown``) and nothing may be billed."""
+    import socket
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    with socket.socket() as s:  # a port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    spec = _spec(tmp_path, "sora", "sora-2", "sora-2", retries=2, base_url=f"http://127.0.0.1:{port}/v1")
+    _run(tmp_path, tmp_path / "run", spec, seeds=[0])
+    vids = _videos(tmp_path / "run")
+    assert vids and all(v.status == VideoStatus.failed and "create failed" in v.reason for v in vids)
+    attempts, rows = _attempts(tmp_path / "run")
+    assert Counter(a["outcome"] for a in attempts) == {"not_sent": 3 * len(vids)}
+    cost = ledger_totals(str(tmp_path / "run"))["sora-2"]
+    assert cost["by_status"] == {"failed": len(vids)} and cost["usd_may_bill"] == 0
