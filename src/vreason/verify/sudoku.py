@@ -18,92 +18,29 @@ from typing import Any
 import numpy as np
 
 from vreason.data.tivibench_schema import SudokuParams
+from vreason.verify import gridread
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
-CELL_PX = 40
-INSET = 0.18
-BLANK_INK = 0.02
-"""A cell centre with less than this fraction of ink is blank (honest digits measured ≥ 5.5%, blanks 0)."""
-MIN_GRID_AREA = 0.04
-"""The grid quadrilateral covers at least this fraction of the searched area."""
-
-
-def order_corners(pts: np.ndarray) -> np.ndarray:
-    """Four points as top-left, top-right, bottom-right, bottom-left."""
-    pts = np.asarray(pts, np.float32).reshape(4, 2)
-    s, d = pts.sum(axis=1), np.diff(pts, axis=1).ravel()
-    return np.array([pts[np.argmin(s)], pts[np.argmin(d)], pts[np.argmax(s)], pts[np.argmax(d)]], np.float32)
-
-
-def find_grid(frame: np.ndarray, region=None) -> tuple[np.ndarray | None, str]:
-    """The grid's corners in frame pixels (tl, tr, br, bl) and how they were found, or ``(None, why)``."""
-    import cv2
-
-    h, w = frame.shape[:2]
-    ox = oy = 0
-    area = frame
-    if region is not None:
-        ox, oy, x1, y1 = region.pixels(w, h)
-        area = frame[oy:y1, ox:x1]
-    g = ocrmod.grey(area)
-    blk = max(11, (min(g.shape) // 20) | 1)
-    th = cv2.adaptiveThreshold(np.ascontiguousarray(g), 255, cv2.ADAPTIVE_THRESH_MEAN_C, cv2.THRESH_BINARY_INV,
-                               blk, 10)
-    contours, _ = cv2.findContours(th, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
-    best, best_area = None, MIN_GRID_AREA * g.shape[0] * g.shape[1]
-    for c in sorted(contours, key=cv2.contourArea, reverse=True)[:10]:
-        a = cv2.contourArea(c)
-        if a < best_area:
-            break
-        approx = cv2.approxPolyDP(c, 0.02 * cv2.arcLength(c, True), True)
-        if len(approx) == 4 and cv2.isContourConvex(approx):
-            _, _, bw, bh = cv2.boundingRect(approx)
-            if 0.5 <= bw / max(bh, 1) <= 2.0:
-                best, best_area = approx, a
-                break
-    if best is not None:
-        return order_corners(best.reshape(4, 2) + [ox, oy]), "contour"
-    if region is not None:
-        x0, y0, x1, y1 = region.pixels(w, h)
-        return np.array([[x0, y0], [x1, y0], [x1, y1], [x0, y1]], np.float32), "region"
-    return None, "no quadrilateral grid found"
-
-
-def warp(frame: np.ndarray, corners: np.ndarray, n: int) -> np.ndarray:
-    import cv2
-
-    size = n * CELL_PX
-    dst = np.array([[0, 0], [size, 0], [size, size], [0, size]], np.float32)
-    m = cv2.getPerspectiveTransform(corners.astype(np.float32), dst)
-    return cv2.warpPerspective(np.ascontiguousarray(frame[:, :, :3]), m, (size, size), flags=cv2.INTER_LINEAR,
-                               borderMode=cv2.BORDER_REPLICATE)
-
-
-def cell_crop(grid: np.ndarray, r: int, c: int) -> np.ndarray:
-    k = int(round(CELL_PX * INSET))
-    return grid[r * CELL_PX + k:(r + 1) * CELL_PX - k, c * CELL_PX + k:(c + 1) * CELL_PX - k]
-
-
-def _digit(text: str, n: int) -> int | None:
-    ds = [ch for ch in text if ch.isdigit()]
-    return int(ds[0]) if len(ds) == 1 and 1 <= int(ds[0]) <= n else None
+CELL_PX = 48
+"""Pixels per cell of the warped grid."""
 
 
 def read_grid(grid: np.ndarray, n: int, engine) -> tuple[list[list[int | None]], dict[str, int]]:
-    """Digits per cell (0 = blank, None = unreadable) and how many OCR calls it took."""
+    """Digits per cell of a warped grid (0 = blank, None = unreadable) and how many OCR calls it took."""
+    cells = gridread.GridCells(grid, n, grid.shape[0] // n)
     out: list[list[int | None]] = [[0] * n for _ in range(n)]
     calls = {"strip": 0, "cell": 0}
     for r in range(n):
         filled = []
         for c in range(n):
-            cc = cell_crop(grid, r, c)
-            if ocrmod.ink_mask(cc).mean() < BLANK_INK:
+            cell = cells.read(r, c)
+            if cell.state == "blank":
                 continue
-            if ocrmod.glyph_like(cc, BLANK_INK):
-                filled.append((c, cc))
+            if cell.crop is not None:
+                filled.append((c, cell.crop))
             else:
-                out[r][c] = None  # speckle, a smear: not a digit (no OCR call)
+                out[r][c] = None  # speckle, a blot: not a digit (no OCR call)
         if not filled:
             continue
         chars = engine.read_strip([cc for _, cc in filled])
@@ -119,6 +56,11 @@ def read_grid(grid: np.ndarray, n: int, engine) -> tuple[list[list[int | None]],
     return out, calls
 
 
+def _digit(text: str, n: int) -> int | None:
+    ds = [ch for ch in text if ch.isdigit()]
+    return int(ds[0]) if len(ds) == 1 and 1 <= int(ds[0]) <= n else None
+
+
 @register_check("sudoku", frames="last", needs=("ocr",))
 def check_sudoku(frames, times, gt_end, params: SudokuParams, env: CheckEnv) -> CheckResult:
     if env.ocr is None:
@@ -128,10 +70,10 @@ def check_sudoku(frames, times, gt_end, params: SudokuParams, env: CheckEnv) -> 
         return CheckResult(False, 0.0, bad, backend=env.ocr.backend)
     sol = params.solution
     n = len(sol)
-    corners, how = find_grid(frame, params.region)
+    corners, how = gridread.find_grid(frame, params.region)
     if corners is None:
         return CheckResult(False, 0.0, how, {"grid": None}, env.ocr.backend, frame.copy())
-    grid = warp(frame, corners, n)
+    grid = gridread.warp(frame, corners, n, CELL_PX)
     read, calls = read_grid(grid, n, env.ocr)
     wrong = [[r, c, read[r][c], sol[r][c]] for r in range(n) for c in range(n) if read[r][c] != sol[r][c]]
     score = 1 - len(wrong) / (n * n)
