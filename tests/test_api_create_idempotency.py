@@ -209,3 +209,51 @@ def test_a_create_that_never_connected_is_resent_and_counts_nothing(tmp_path, mo
     assert Counter(a["outcome"] for a in attempts) == {"not_sent": 3 * len(vids)}
     cost = ledger_totals(str(tmp_path / "run"))["sora-2"]
     assert cost["by_status"] == {"failed": len(vids)} and cost["usd_may_bill"] == 0
+
+
+def test_sora_lookup_does_not_guess_between_two_inputs_with_one_prompt(tmp_path, monkeypatch):
+    """Sora's job list shows the prompt and size, not the input image: when two videos with one prompt and
+    different images both fail ambiguously at once, a listed job cannot be told apart — neither takes one
+    (both ``unknown``), nothing is created again; one at a time, each finds its own."""
+    import asyncio
+
+    from PIL import Image
+
+    from vreason.generate.base import GenContext
+    from vreason.generate.sora import SoraGenerator
+    from vreason.records import Mode, Sample
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    samples = []
+    for i, color in enumerate(((200, 0, 0), (0, 0, 200))):
+        path = tmp_path / f"img{i}.png"
+        Image.new("RGB", (96, 64), color).save(path)
+        samples.append(Sample(id=f"s{i}", benchmark="t", prompt="solve the maze", mode=Mode.ti2v,
+                              input_image=str(path)))
+
+    async def both(g):
+        try:
+            return await asyncio.gather(*(g.agenerate(s, 0, str(tmp_path / f"{s.id}.mp4")) for s in samples))
+        finally:
+            await g.engine().aclose()
+
+    for concurrent in (True, False):
+        run_dir = tmp_path / f"run{int(concurrent)}"
+        with FakeVideoAPI(latency=0.05, after_create=["500", "500"]) as api:
+            g = SoraGenerator("sora-2", None, base_url=api.openai_url, poll_s=0.02, retry_base_s=0.01,
+                              lookup_wait_s=0.05)
+            g.bind(GenContext(run_dir=str(run_dir)))
+            if concurrent:
+                vids = asyncio.run(both(g))
+            else:
+                vids = [asyncio.run(g._generate_and_close(s, 0, str(tmp_path / f"{s.id}.mp4"))) for s in samples]
+            assert api.total_creates == 2
+            jobs_by_image = {j.request["image"]: j.id for j in api.jobs.values()}
+        _, rows = _attempts(run_dir)
+        if concurrent:
+            assert all(v.status == VideoStatus.failed and "cannot tell them apart" in v.reason for v in vids)
+            assert sorted(r["status"] for r in rows) == ["unknown", "unknown"]
+        else:  # each took the job its own create made (the one made from its image)
+            assert all(v.status == VideoStatus.ok for v in vids), [v.reason for v in vids]
+            for s, r in zip(samples, sorted(rows, key=lambda r: r["sample_id"]), strict=True):
+                assert r["job_id"] == jobs_by_image[g.input_png(s)[0]]

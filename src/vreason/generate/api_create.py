@@ -62,6 +62,16 @@ async def _lookup(engine: JobEngine, client: httpx.AsyncClient, key: str, gen: i
         engine.ledger.attempt_done(key, gen, n, "lookup_failed", http_status=e.status, detail=engine.scrub(str(e)))
         raise CreateUnresolved(engine.scrub(f"a create may have reached the provider and the look-up failed "
                                             f"({e}); not created again: --retry-failed looks it up again")) from None
+    identity = engine.adapter.lookup_identity(req)
+    if ids and identity and engine.ledger.rivals(key, identity, str((engine.ledger.get(key) or {}).get(
+            "request_hash"))):
+        engine.ledger.attempt_done(key, gen, n, "ambiguous_match", detail=f"{len(ids)} matching job(s)")
+        if engine.settings.recreate_after_ambiguous:
+            return None
+        raise CreateUnresolved("a create may have reached the provider; its job list shows matching jobs, but "
+                               "another video with the same prompt and a different input is being created too "
+                               "and the list cannot tell them apart; not created again: --retry-failed looks "
+                               "it up again (or recreate_after_ambiguous: true creates a new job)")
     for jid in ids:
         if engine.ledger.claim(key, jid):
             engine.ledger.attempt_done(key, gen, n, "found", job_id=jid, detail=f"{len(ids)} matching job(s)")
@@ -98,7 +108,7 @@ async def create_job(engine: JobEngine, client: httpx.AsyncClient, key: str, req
     led, a = engine.ledger, engine.adapter
     unresolved = bool(row and row["status"] in ("creating", "unknown")
                       and led.sent_in_gen(key, int(row.get("gen") or 0)) > 0)
-    gen, ref = led.begin(key, new=not unresolved, provider=a.provider, **meta)
+    gen, ref = led.begin(key, new=not unresolved, provider=a.provider, lookup_identity=a.lookup_identity(req), **meta)
     since = float((led.get(key) or {}).get("gen_started_at") or 0.0)
     req = dataclasses.replace(req, client_ref=ref)
     if unresolved:

@@ -133,6 +133,11 @@ class JobAdapter(ABC):
         """Ids of jobs in a :meth:`lookup_call` reply that ``req`` (sent at or after ``since``) made."""
         return []
 
+    def lookup_identity(self, req: JobRequest) -> str | None:
+        """What the job list shows of ``req`` when it cannot show all of it (``None``: the look-up is
+        exact, e.g. by client reference). Two unresolved requests with one identity cannot be told apart."""
+        return None
+
     def error_message(self, body: Any) -> str:
         if isinstance(body, dict) and isinstance(body.get("error"), dict):
             err = body["error"]

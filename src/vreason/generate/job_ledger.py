@@ -71,7 +71,8 @@ CREATE TABLE IF NOT EXISTS create_attempts (
 );
 CREATE TABLE IF NOT EXISTS ledger_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 """
-_NEW_COLUMNS = {"gen": "INTEGER NOT NULL DEFAULT 0", "client_ref": "TEXT", "gen_started_at": "REAL"}
+_NEW_COLUMNS = {"gen": "INTEGER NOT NULL DEFAULT 0", "client_ref": "TEXT", "gen_started_at": "REAL",
+                "lookup_identity": "TEXT"}
 MAY_BILL = ("creating", "unknown", "running", "timeout", "done")
 """Statuses whose job the provider may bill (a job exists or may exist and was not refused/failed)."""
 
@@ -126,7 +127,8 @@ class JobLedger:
         return "vr-" + hashlib.sha256(f"{self.nonce}|{key}|{gen}".encode()).hexdigest()[:32]
 
     def begin(self, key: str, *, new: bool, provider: str, model: str, sample_id: str, seed: int,
-              request_hash: str, usd: float | None = None, video_seconds: float | None = None) -> tuple[int, str]:
+              request_hash: str, usd: float | None = None, video_seconds: float | None = None,
+              lookup_identity: str | None = None) -> tuple[int, str]:
         """Mark ``key`` as being created; ``new``: a new job is wanted (a new ``gen``, a new client
         reference), else the earlier, unresolved create is continued under its reference."""
         now = time.time()
@@ -142,7 +144,8 @@ class JobLedger:
             )
             gen = int(self._db.execute("SELECT gen FROM jobs WHERE key = ?", (key,)).fetchone()[0])
             ref = self.client_ref(key, gen)
-            self._db.execute("UPDATE jobs SET client_ref = ? WHERE key = ?", (ref, key))
+            self._db.execute("UPDATE jobs SET client_ref = ?, lookup_identity = ? WHERE key = ?",
+                             (ref, lookup_identity, key))
         return gen, ref
 
     def attempt(self, key: str, gen: int, kind: str, client_ref: str) -> int:
@@ -180,6 +183,14 @@ class JobLedger:
         with self._lock:
             return int(self._db.execute("SELECT COUNT(*) FROM create_attempts WHERE key = ? AND gen = ? AND"
                                         " kind = 'create' AND outcome != 'not_sent'", (key, gen)).fetchone()[0])
+
+    def rivals(self, key: str, lookup_identity: str, request_hash: str) -> int:
+        """Unresolved rows whose jobs a provider's list shows just like ``key``'s (same
+        ``lookup_identity``) although their requests differ (e.g. another input image)."""
+        with self._lock:
+            return int(self._db.execute(
+                "SELECT COUNT(*) FROM jobs WHERE lookup_identity = ? AND request_hash != ? AND key != ? AND"
+                " status IN ('creating', 'unknown')", (lookup_identity, request_hash, key)).fetchone()[0])
 
     def claim(self, key: str, job_id: str) -> bool:
         """Record ``job_id`` as ``key``'s job unless another row already holds it (atomic)."""

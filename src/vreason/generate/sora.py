@@ -18,6 +18,7 @@ that honours the key can be declared with ``idempotent_creates: true``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import Any
 
@@ -61,11 +62,15 @@ class SoraAdapter(JobAdapter):
     def lookup_call(self, req: JobRequest, since: float) -> HttpCall | None:
         return HttpCall("GET", f"{self.base}/videos?limit=100&order=desc", headers=self.headers)
 
+    def lookup_identity(self, req: JobRequest) -> str | None:
+        size = self.size or (f"{req.image_size[0]}x{req.image_size[1]}" if req.image_size else None)
+        return hashlib.sha256(f"{self.model}|{self.seconds}|{size}|{req.prompt}".encode()).hexdigest()[:24]
+
     def lookup_matches(self, req: JobRequest, since: float, body: Any) -> list[str]:
         """Videos of the list (``GET /videos``, newest first) with this create's model, prompt, seconds and
         size, made since the create began (less a clock-skew margin), oldest first. The list does not show
-        the input image: two samples with one prompt and one size cannot be told apart by it, and the
-        ledger hands each listed job to one row only."""
+        the input image: while another request with this prompt and size but another image is unresolved
+        the match is not taken (see :meth:`lookup_identity`), and the ledger hands each job to one row."""
         data = body.get("data") if isinstance(body, dict) else None
         size = self.size or (f"{req.image_size[0]}x{req.image_size[1]}" if req.image_size else None)
         out: list[str] = []
