@@ -74,13 +74,13 @@ def _mmecof_inst() -> pd.DataFrame:
 
 
 def _sites() -> dict:
-    from vreason.aggregate.stats import bootstrap_ci, paired_delta_ci
+    from vreason.aggregate.bootstrap import bootstrap_ci, paired_delta_ci, percentile_ci
+    from vreason.aggregate.bootstrap import stratified_replicates as category_replicates
     from vreason.human.agreement import _bootstrap
     from vreason.human.ratings import Comparison, fit_ratings
     from vreason.protocols.mmecof_tables import hint_deltas
     from vreason.protocols.pai_g_tables import joint_boot
     from vreason.protocols.ruler_tables import bootstrap_cis, mode_split
-    from vreason.protocols.stratified import category_replicates, percentile_ci
 
     out: dict = {}
     out["plain_mean"] = bootstrap_ci(VALUES, n_boot=500, seed=3)
@@ -146,3 +146,25 @@ def test_every_site_pinned() -> None:
 if __name__ == "__main__":  # print the digests to pin (run once on the code before a change)
     for k, v in _sites().items():
         print(f"    {k!r}: {digest(v)!r},")
+
+
+def test_old_import_paths_still_work() -> None:
+    from vreason.aggregate import bootstrap, stats
+
+    assert stats.bootstrap_ci is bootstrap.bootstrap_ci and stats.paired_delta_ci is bootstrap.paired_delta_ci
+    import vreason.protocols.stratified as old
+
+    with pytest.warns(DeprecationWarning, match="aggregate.bootstrap.stratified_replicates"):
+        assert old.category_replicates is bootstrap.stratified_replicates
+    with pytest.warns(DeprecationWarning):
+        assert old.percentile_ci is bootstrap.percentile_ci
+    with pytest.raises(AttributeError):
+        _ = old.nothing_here
+
+
+def test_resample_indices_draws_one_round_at_a_time() -> None:
+    from vreason.aggregate.bootstrap import resample_indices
+
+    rounds = list(resample_indices(5, 3, seed=2))
+    rng = np.random.default_rng(2)
+    assert len(rounds) == 3 and all(np.array_equal(r, rng.integers(0, 5, size=5)) for r in rounds)

@@ -1,107 +1,19 @@
-"""Statistics shared by every protocol: bootstrap intervals, unbiased Pass@k, paired deltas, win rates.
+"""Statistics shared by every protocol: unbiased Pass@k, win rates (and, re-exported, the bootstrap
+intervals and paired deltas of :mod:`vreason.aggregate.bootstrap`, where every resampling lives).
 
-Conventions:
-
-* NaN values are *excluded* (callers count them as unscored/error); they are never treated as 0.
-* Intervals are percentile bootstrap intervals, deterministic for a given ``seed``.
-* ``clusters`` resamples whole clusters (e.g. all seeds of one sample together), so the interval
-  reflects the number of independent samples, not the number of rows.
+NaN values are *excluded* (callers count them as unscored/error); they are never treated as 0.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import pandas as pd
 
-_CHUNK_CELLS = 4_000_000  # max resample cells materialised at once (bounds memory)
+from vreason.aggregate.bootstrap import bootstrap_ci, paired_delta_ci  # re-exported (old import path)
 
-
-def _quantiles(boot: np.ndarray, level: float) -> tuple[float, float]:
-    if not 0.0 < level < 1.0:
-        raise ValueError(f"level must be in (0, 1), got {level}")
-    alpha = (1.0 - level) / 2.0
-    lo, hi = np.quantile(boot, [alpha, 1.0 - alpha])
-    return float(lo), float(hi)
-
-
-def _apply_stat(stat: Callable[..., Any], mat: np.ndarray) -> np.ndarray:
-    """``stat`` over each row of ``mat``; uses ``axis=1`` when the callable supports it."""
-    try:
-        out = np.asarray(stat(mat, axis=1), dtype=float)
-        if out.shape == (mat.shape[0],):
-            return out
-    except TypeError:
-        pass
-    return np.array([float(stat(row)) for row in mat])
-
-
-def _chunks(n_boot: int, width: int) -> list[int]:
-    per = max(1, _CHUNK_CELLS // max(1, width))
-    sizes = [per] * (n_boot // per)
-    if n_boot % per:
-        sizes.append(n_boot % per)
-    return sizes
-
-
-def bootstrap_ci(
-    values: Sequence[float] | np.ndarray | pd.Series,
-    *,
-    stat: Callable[..., Any] = np.mean,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-    clusters: Sequence[Any] | np.ndarray | pd.Series | None = None,
-) -> tuple[float, float, float]:
-    """Percentile bootstrap: ``(estimate, ci_low, ci_high)`` of ``stat`` over ``values``.
-
-    NaNs are dropped first (with their cluster labels). ``n == 0`` → ``(nan, nan, nan)``;
-    ``n == 1`` → ``(v, v, v)``. With ``clusters`` (one label per value) whole clusters are resampled
-    with replacement and the statistic is computed over all rows of the drawn clusters; for the
-    default ``np.mean`` this is the pooled mean, computed without materialising the rows.
-    """
-    arr = np.asarray(values, dtype=float).ravel()
-    keep = ~np.isnan(arr)
-    arr = arr[keep]
-    n = arr.size
-    if n == 0:
-        return (float("nan"),) * 3
-    est = float(stat(arr))
-    if n == 1:
-        v = float(arr[0])
-        return (v, v, v)
-    if n_boot < 1:
-        raise ValueError(f"n_boot must be >= 1, got {n_boot}")
-    rng = np.random.default_rng(seed)
-
-    if clusters is None:
-        parts = []
-        for size in _chunks(n_boot, n):
-            idx = rng.integers(0, n, size=(size, n))
-            parts.append(arr[idx].mean(axis=1) if stat is np.mean else _apply_stat(stat, arr[idx]))
-        return (est, *_quantiles(np.concatenate(parts), level))
-
-    labels = np.asarray(clusters, dtype=object).ravel()
-    if labels.size != keep.size:
-        raise ValueError(f"clusters has {labels.size} labels for {keep.size} values")
-    codes, _ = pd.factorize(pd.Series(labels[keep]), use_na_sentinel=False)
-    g = int(codes.max()) + 1
-    if stat is np.mean:
-        sums = np.bincount(codes, weights=arr, minlength=g)
-        sizes = np.bincount(codes, minlength=g).astype(float)
-        parts = []
-        for size in _chunks(n_boot, g):
-            idx = rng.integers(0, g, size=(size, g))
-            parts.append(sums[idx].sum(axis=1) / sizes[idx].sum(axis=1))
-        return (est, *_quantiles(np.concatenate(parts), level))
-    members = [arr[codes == c] for c in range(g)]
-    boot = np.empty(n_boot)
-    for b in range(n_boot):  # generic statistic over clusters: rows differ in length, so loop
-        drawn = rng.integers(0, g, size=g)
-        boot[b] = float(stat(np.concatenate([members[c] for c in drawn])))
-    return (est, *_quantiles(boot, level))
+__all__ = ["bootstrap_ci", "mean_pass_at_k", "paired_delta_ci", "pass_at_k", "pass_at_k_per_sample", "win_rate"]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -168,26 +80,6 @@ def mean_pass_at_k(
         raise ValueError(f"Pass@{k} needs >= {k} scored seeds per sample; too few for: {names}{more}")
     vals = per["pass_at_k"].dropna()
     return float(vals.mean()) if len(vals) else float("nan")
-
-
-def paired_delta_ci(
-    a: Sequence[float] | np.ndarray | pd.Series,
-    b: Sequence[float] | np.ndarray | pd.Series,
-    *,
-    n_boot: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> tuple[float, float, float]:
-    """Mean of paired differences ``a − b`` with a bootstrap CI over pairs.
-
-    Pairs where either side is NaN are dropped.
-    """
-    x = np.asarray(a, dtype=float).ravel()
-    y = np.asarray(b, dtype=float).ravel()
-    if x.shape != y.shape:
-        raise ValueError(f"paired_delta_ci needs equal lengths (got {x.size} and {y.size})")
-    d = x - y
-    return bootstrap_ci(d[~np.isnan(d)], n_boot=n_boot, level=level, seed=seed)
 
 
 def win_rate(

@@ -33,8 +33,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from vreason.aggregate.bootstrap import bootstrap_ci
 from vreason.aggregate.charts import grouped_bar_chart
-from vreason.aggregate.stats import bootstrap_ci, pass_at_k
+from vreason.aggregate.stats import pass_at_k
 from vreason.aggregate.tables import (
     as_float,
     declare_format,

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from vreason.aggregate.stats import bootstrap_ci
+from vreason.aggregate.bootstrap import bootstrap_ci
 
 SUMMARY_COLUMNS = ["mean", "ci_low", "ci_high", "n", "n_unscored", "n_error"]
 

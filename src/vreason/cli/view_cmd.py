@@ -13,7 +13,7 @@ loaders). Never the SQLite store, the judge cache, the manifest or anything else
 
 ``/compare.json?a=<i>:<model>&b=<j>:<model>`` gives the paired per-sample
 deltas of the normalised score (pairs: same sample and seed, both ok) with the paired bootstrap
-interval of :func:`vreason.aggregate.stats.paired_delta_ci`; ``/compare`` is a page over it.
+interval of :func:`vreason.aggregate.bootstrap.paired_delta_ci`; ``/compare`` is a page over it.
 Needs the ``web`` extra (fastapi, uvicorn).
 """
 
@@ -39,7 +39,7 @@ def _frame(run_dir: str) -> pd.DataFrame:
 def compare(a: pd.DataFrame, b: pd.DataFrame, *, scorer: str | None = None, metric: str | None = None,
             n_boot: int = 2000, level: float = 0.95) -> dict[str, Any]:
     """Paired deltas ``a − b`` of ``normalized`` per (sample, seed), both ok; bootstrap CI over pairs."""
-    from vreason.aggregate.stats import paired_delta_ci
+    from vreason.aggregate.bootstrap import paired_delta_ci
 
     ok_a = a[a["status"] == "ok"]
     if scorer is None or metric is None:

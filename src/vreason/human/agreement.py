@@ -32,6 +32,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pandas as pd
 
+from vreason.aggregate.bootstrap import resample_indices
 from vreason.human.agreement_links import METRIC_LINKS, JudgeCell, Key, MetricLink, judge_cells
 from vreason.human.records import RubricLabel
 from vreason.records import Score
@@ -92,10 +93,9 @@ def _bootstrap(stat: Callable[[np.ndarray], dict[str, float]], n: int, names: Se
     nan = (float("nan"), float("nan"))
     if n < 2 or n_boot < 1:
         return {k: nan for k in names}
-    rng = np.random.default_rng(seed)
     draws = {k: [] for k in names}
-    for _ in range(n_boot):
-        got = stat(rng.integers(0, n, size=n))
+    for ix in resample_indices(n, n_boot, seed):
+        got = stat(ix)
         for k in names:
             draws[k].append(got[k])
     a = (1.0 - level) / 2.0

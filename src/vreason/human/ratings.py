@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from vreason.aggregate.bootstrap import resample_indices
 from vreason.human.records import PairVote
 
 ELO_START = 1000.0
@@ -166,11 +167,10 @@ def fit_ratings(comparisons: Sequence[Comparison], models: Sequence[str], dimens
                        {m: float(v) for m, v in zip(models, bt, strict=True)}, n_votes=n_votes)
     if n_boot < 1 or len(comps) < 2:
         return res
-    rng = np.random.default_rng(seed)
     boot_elo = np.empty((n_boot, len(models)))
     boot_bt = np.empty((n_boot, len(models)))
-    for b in range(n_boot):
-        drawn = [comps[i] for i in rng.integers(0, len(comps), size=len(comps))]  # random order too
+    for b, ix in enumerate(resample_indices(len(comps), n_boot, seed)):
+        drawn = [comps[i] for i in ix]  # random order too
         e = elo(drawn, models)
         boot_elo[b] = [e[m] for m in models]
         boot_bt[b] = bradley_terry(win_matrix(drawn, models), alpha=alpha)

@@ -92,7 +92,7 @@ def paired_variant_table(scores: pd.DataFrame, pairs: list[dict[str, str]], *, s
     """Paired differences (variant − default) per base model, variant and metric over the (sample, seed)
     units scored ok under both: the mean of each side, the mean difference and its 95% bootstrap CI. The
     value compared is ``passed`` (as 0/1) when the metric has it, else ``normalized``, else ``value``."""
-    from vreason.aggregate.stats import paired_delta_ci
+    from vreason.aggregate.bootstrap import paired_delta_ci
 
     cols = ["model", "variant", "metric", "n_pairs", "default", "with_variant", "delta", "ci_low", "ci_high"]
     if scores.empty or not pairs:

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from vreason.aggregate.bootstrap import percentile_ci, stratified_replicates
 from vreason.data.mmecof import CATEGORIES, VISUAL_HINT_CATEGORIES
 from vreason.protocols.base import AggregateResult
-from vreason.protocols.stratified import category_replicates, percentile_ci
 from vreason.records import Sample
 
 GQ = ("CS", "TC", "VS", "Hallu", "PG")
@@ -138,7 +138,7 @@ def paired(inst: pd.DataFrame, hint: str, metric: str) -> pd.DataFrame:
 def hint_deltas(inst: pd.DataFrame, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0,
                 metrics: tuple[str, ...] = VALUES) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(overall, by_category) paired hint effects with bootstrap CIs."""
-    from vreason.aggregate.stats import paired_delta_ci
+    from vreason.aggregate.bootstrap import paired_delta_ci
 
     rows, by_cat = [], []
     for hint in ("text", "visual"):
@@ -150,7 +150,7 @@ def hint_deltas(inst: pd.DataFrame, *, n_boot: int = 1000, level: float = 0.95, 
                 pr = pr[pr["sample_id"].isin(inst.loc[inst["has_visual_hint"], "sample_id"])]
             for model, g in pr.groupby("model", sort=True):
                 groups = {c: gg["delta"].to_numpy() for c, gg in g.groupby("category")}
-                reps = category_replicates(groups, n_boot=n_boot, seed=seed)
+                reps = stratified_replicates(groups, n_boot=n_boot, seed=seed)
                 macro_reps = np.nanmean(np.vstack([reps[c][:, 0] for c in groups]), axis=0)
                 macro = float(np.mean([v.mean() for v in groups.values()]))
                 mlo, mhi = percentile_ci(macro_reps, level)

@@ -132,8 +132,9 @@ def joint_boot(dom: np.ndarray, s: np.ndarray, w: np.ndarray, n_boot: int, level
     n = len(dom)
     if n < 2:
         return est, np.full_like(est, np.nan), np.full_like(est, np.nan)
-    rng = np.random.default_rng(seed)
-    boot = np.array([_stats(dom[k], s[k], w[k]) for k in (rng.integers(0, n, n) for _ in range(n_boot))])
+    from vreason.aggregate.bootstrap import resample_indices
+
+    boot = np.array([_stats(dom[k], s[k], w[k]) for k in resample_indices(n, n_boot, seed)])
     a = (1 - level) / 2
     lo, hi = np.full_like(est, np.nan), np.full_like(est, np.nan)
     for j in range(boot.shape[1]):
@@ -271,7 +272,7 @@ def _agg_label(dim: str, mode: DimensionMean) -> str:
 
 
 def _cat_row(model: str, name: str, g: pd.DataFrame, n_boot: int, level: float, seed: int) -> dict[str, Any]:
-    from vreason.aggregate.stats import bootstrap_ci
+    from vreason.aggregate.bootstrap import bootstrap_ci
 
     vals = g["domain"].dropna().to_numpy() if len(g) else np.array([])
     wrong = int(g["counted_wrong"].fillna(0).sum()) if len(g) else 0

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from vreason.aggregate.stats import bootstrap_ci
+from vreason.aggregate.bootstrap import bootstrap_ci
 from vreason.protocols.base import AggregateResult
 from vreason.protocols.pai_g_tables import aggregate_pai_g, question_table, video_table
 from vreason.records import Sample

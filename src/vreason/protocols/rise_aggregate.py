@@ -101,7 +101,7 @@ def weighted_score(block: np.ndarray, logical: np.ndarray, *, logical_group: boo
 
 
 def _ci(values: np.ndarray, clusters: np.ndarray, n_boot: int, seed: int) -> tuple[float, float, float]:
-    from vreason.aggregate.stats import bootstrap_ci
+    from vreason.aggregate.bootstrap import bootstrap_ci
 
     keep = ~np.isnan(values)
     if not keep.any():
@@ -111,7 +111,7 @@ def _ci(values: np.ndarray, clusters: np.ndarray, n_boot: int, seed: int) -> tup
 
 def summarize_group(units: pd.DataFrame, *, logical_group: bool, n_boot: int = 1000, seed: int = 0) -> dict:
     """Means with CIs of RA/TC/PR/VQ, W.Score and Accuracy for one group of units, plus counts."""
-    from vreason.aggregate.stats import bootstrap_ci
+    from vreason.aggregate.bootstrap import bootstrap_ci
 
     out: dict[str, Any] = {"n_samples": int(units["sample_id"].nunique()), "n_units": len(units)}
     clusters = units["sample_id"].to_numpy()

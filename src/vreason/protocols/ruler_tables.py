@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from vreason.aggregate.bootstrap import percentile_ci, stratified_replicates
 from vreason.data.ruler import CATEGORIES, metrics_for
 from vreason.protocols.base import AggregateResult
-from vreason.protocols.stratified import category_replicates, percentile_ci
 from vreason.records import Sample
 
 CODES = ("IF", "VC", "VF", "RC")
@@ -130,7 +130,7 @@ def bootstrap_cis(inst: pd.DataFrame, *, n_boot: int = 1000, level: float = 0.95
     rows: list[dict[str, Any]] = []
     for model, g in inst.groupby("model", sort=True):
         groups = {c: gg[list(COLS)].to_numpy(dtype=float) for c, gg in g.groupby("category")}
-        reps = category_replicates(groups, n_boot=n_boot, seed=seed)
+        reps = stratified_replicates(groups, n_boot=n_boot, seed=seed)
         overall_reps: dict[str, np.ndarray] = {}
         for cat, mat in groups.items():
             for j, m in enumerate(COLS):
@@ -200,7 +200,7 @@ def win_rates(inst: pd.DataFrame, definition: str = DEFAULT_WIN_RATE) -> pd.Data
 
 def mode_split(inst: pd.DataFrame, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> pd.DataFrame:
     """Per model and mode (t2v / i2v / v2v): mean over instances of each metric and Avg, with a CI for Avg."""
-    from vreason.aggregate.stats import bootstrap_ci
+    from vreason.aggregate.bootstrap import bootstrap_ci
 
     rows = []
     for (model, mode), g in inst.groupby(["model", "mode"], sort=True):

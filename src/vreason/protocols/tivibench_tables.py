@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from vreason.aggregate.stats import bootstrap_ci, pass_at_k
+from vreason.aggregate.bootstrap import bootstrap_ci
+from vreason.aggregate.stats import pass_at_k
 from vreason.aggregate.tables import as_float, failures_table, status_of
 from vreason.data.tivibench_schema import DIFFICULTIES, DIMENSION_SHORT, DIMENSIONS, TASK_TYPES
 from vreason.protocols.base import AggregateResult
