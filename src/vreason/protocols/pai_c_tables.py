@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from vreason.aggregate.stats import bootstrap_ci
+from vreason.aggregate.bootstrap import bootstrap_ci
 from vreason.protocols.base import AggregateResult
 from vreason.records import Sample
 
