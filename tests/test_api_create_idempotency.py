@@ -37,8 +37,8 @@ def _spec(tmp_path, kind, target, name, **params):
     return str(path)
 
 
-def _run(tmp_path, run_dir, spec, seeds=SEEDS, **kw):
-    cfg = RunConfig(protocol="synth", run_dir=str(run_dir), models=[spec], seeds=seeds, options=OPTS, workers=1,
+def _run(tmp_path, run_dir, spec, seeds=SEEDS, opts=OPTS, **kw):
+    cfg = RunConfig(protocol="synth", run_dir=str(run_dir), models=[spec], seeds=seeds, options=opts, workers=1,
                     aggregate=False, **kw)
     return Runner(cfg).run()
 
@@ -63,7 +63,11 @@ def _attempts(run_dir):
 def test_ambiguous_create_faults_then_resume_make_one_job_per_video(tmp_path, monkeypatch, mechanism):
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     idem = mechanism == "idempotency_key"
-    n_videos, n_faults = 3 * len(SEEDS), len(FAULTS) - FAULTS.count(None)
+    # Sora's list shows prompt and size, not the input image, and the maze samples share one prompt: the
+    # look-up only takes a job among requests it can tell apart (see the test below), so that variant makes
+    # its 18 videos from one sample (18 seeds: interchangeable jobs), the key variant from 3 samples × 6 seeds
+    seeds, opts = (SEEDS, OPTS) if idem else (list(range(18)), {**OPTS, "difficulties": ["easy"]})
+    n_videos, n_faults = 18, len(FAULTS) - FAULTS.count(None)
     # the job list is down for the first 3 look-ups: those 3 creates stay unresolved in the first run (so
     # do all 7 with the idempotency key, as no resend is allowed: retries 0); the resume resolves them
     unresolved = n_faults if idem else 3
@@ -72,12 +76,12 @@ def test_ambiguous_create_faults_then_resume_make_one_job_per_video(tmp_path, mo
         monkeypatch.setenv("VREASON_SORA_BASE_URL", api.openai_url)
         run_dir = tmp_path / "run"
         spec = _spec(tmp_path, "sora", "sora-2", "sora-2", idempotent_creates=idem, retries=0)
-        _run(tmp_path, run_dir, spec)
+        _run(tmp_path, run_dir, spec, seeds, opts)
         assert sum(api.faults_fired.values()) == n_faults and len(api.jobs) == n_videos
         first = ledger_totals(str(run_dir))["sora-2"]
         assert first["by_status"] == {"done": n_videos - unresolved, "unknown": unresolved}
         assert first["usd_may_bill"] == pytest.approx(0.4 * n_videos)  # the unknown ones may be billed
-        _run(tmp_path, run_dir, spec, retry_failed=True)  # the resume resolves them before creating
+        _run(tmp_path, run_dir, spec, seeds, opts, retry_failed=True)  # the resume resolves them before creating
         assert len(api.jobs) == n_videos and api.total_creates == n_videos  # exactly one provider job each
     vids = _videos(run_dir)
     assert len(vids) == n_videos and all(v.status == VideoStatus.ok for v in vids), [v.reason for v in vids]
@@ -123,19 +127,23 @@ def test_veo_without_any_mechanism_keeps_the_row_unknown_and_does_not_pay_twice(
     assert summary.finished_with_errors
 
 
-def _cli(run_dir, spec, env):
+def _cli(run_dir, spec, env, *extra):
     return subprocess.Popen([sys.executable, "-m", "vreason.cli.main", "run", "synth", "--name", "api",
-                             "--runs", str(run_dir), "--models", spec, "--seeds", "0,1", "--per-task", "1",
-                             "--opt", "families=maze", "--workers", "1", "--no-report"],
+                             "--runs", str(run_dir), "--models", spec, "--per-task", "1", "--opt",
+                             "families=maze", "--workers", "1", "--no-report", *extra],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 @pytest.mark.slow
-def test_kill_9_while_creates_hang_then_resume_looks_the_jobs_up(tmp_path):
-    with FakeVideoAPI(latency=0.05, after_create=["stall"] * 6, stall_s=600) as api:
+@pytest.mark.parametrize("mechanism", ["lookup", "idempotency_key"])
+def test_kill_9_while_creates_hang_then_resume_resolves_before_creating(tmp_path, mechanism):
+    idem = mechanism == "idempotency_key"
+    # look-up: one sample, 6 seeds (interchangeable jobs); key: 3 samples × 2 seeds
+    extra = ("--seeds", "0,1") if idem else ("--seeds", "0,1,2,3,4,5", "--opt", "difficulties=easy")
+    with FakeVideoAPI(latency=0.05, after_create=["stall"] * 6, stall_s=600, idempotency=idem) as api:
         env = {**os.environ, "OPENAI_API_KEY": KEY, "VREASON_SORA_BASE_URL": api.openai_url}
-        spec = _spec(tmp_path, "sora", "sora-2", "sora-2", request_timeout_s=300)
-        proc = _cli(tmp_path / "runs", spec, env)
+        spec = _spec(tmp_path, "sora", "sora-2", "sora-2", request_timeout_s=300, idempotent_creates=idem)
+        proc = _cli(tmp_path / "runs", spec, env, *extra)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and api.total_creates < 6:  # every job made, no reply sent
             time.sleep(0.05)
@@ -146,16 +154,17 @@ def test_kill_9_while_creates_hang_then_resume_looks_the_jobs_up(tmp_path):
         proc.wait()
         rows = _attempts(tmp_path / "runs" / "api")[1]
         assert [r["status"] for r in rows] == ["creating"] * 6 and not any(r["job_id"] for r in rows)
-        proc = _cli(tmp_path / "runs", spec, env)
+        proc = _cli(tmp_path / "runs", spec, env, *extra)
         out = proc.communicate(timeout=120)[0].decode()
         assert proc.returncode == 0, out[-3000:]
-        assert api.total_creates == 6 and len(api.jobs) == 6  # found, not created again
+        assert api.total_creates == 6 and len(api.jobs) == 6  # resolved, not created again
     run_dir = tmp_path / "runs" / "api"
     vids = _videos(run_dir)
     assert len(vids) == 6 and all(v.status == VideoStatus.ok for v in vids)
     attempts, rows = _attempts(run_dir)
     assert sorted(r["job_id"] for r in rows) == sorted(api.jobs)
-    assert Counter((a["kind"], a["outcome"]) for a in attempts) == {("create", "no_reply"): 6, ("lookup", "found"): 6}
+    resolved = ("create", "replayed") if idem else ("lookup", "found")
+    assert Counter((a["kind"], a["outcome"]) for a in attempts) == {("create", "no_reply"): 6, resolved: 6}
     assert ledger_totals(str(run_dir))["sora-2"]["usd"] == pytest.approx(6 * 0.4)
 
 
