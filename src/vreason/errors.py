@@ -3,6 +3,8 @@ can be recorded as-is and the run can continue."""
 
 from __future__ import annotations
 
+import errno
+
 
 class VReasonError(Exception):
     """Base class for every error vreason raises on purpose."""
@@ -48,3 +50,49 @@ class RecordError(VReasonError):
 
 class ConfigError(VReasonError):
     """A command-line or config value is invalid."""
+
+
+EXIT_DISK_FULL = 4
+"""Exit code of a command stopped by a full disk (or a filled quota): nothing computed is lost, and the same
+command resumes once space is freed. (0 ok · 1 crash · 2 usage · 3 finished with errors · 4 disk full ·
+130 interrupted.)"""
+
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+class DiskFullError(VReasonError):
+    """A write failed because the filesystem (or the user's quota) is full. ``path``: what was written."""
+
+    def __init__(self, path: str | None):
+        self.path = str(path) if path else "the run folder"
+        super().__init__(f"disk full while writing {self.path}; free space and run the same command to resume")
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        e = todo.pop(0)
+        if e is None or any(e is s for s in seen):
+            continue
+        seen.append(e)
+        todo += [e.__cause__, e.__context__, *getattr(e, "exceptions", ())]
+    return seen
+
+
+def disk_full(exc: BaseException | None, path: str | None = None) -> DiskFullError | None:
+    """The :class:`DiskFullError` behind ``exc`` (itself, its cause or context, an exception group's
+    member): an ``OSError`` with ``ENOSPC``/``EDQUOT``, or SQLite's "database or disk is full" (then
+    ``path``, the database written, names it). ``None`` when the disk was not the reason."""
+    for e in _chain(exc):
+        if isinstance(e, DiskFullError):
+            return e
+        if isinstance(e, OSError) and e.errno in _FULL_ERRNOS:
+            return DiskFullError(e.filename or path)
+        if type(e).__module__ == "sqlite3" and (getattr(e, "sqlite_errorcode", None) == _SQLITE_FULL
+                                                or "database or disk is full" in str(e)):
+            return DiskFullError(path)
+    return None
+
+
+_SQLITE_FULL = 13

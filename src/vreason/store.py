@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -25,6 +26,7 @@ from typing import Any
 import pandas as pd
 
 from vreason import __version__
+from vreason.errors import disk_full
 from vreason.records import Sample, Score, ScoreStatus, Video
 
 _SCHEMA = """
@@ -199,9 +201,17 @@ class RunStore:
 
     def _write_manifest(self, man: dict[str, Any]) -> None:
         tmp = self.manifest_path + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(man, fh, indent=2, default=str)
-        os.replace(tmp, self.manifest_path)
+        try:
+            with open(tmp, "w", encoding="utf-8") as fh:
+                json.dump(man, fh, indent=2, default=str)
+            os.replace(tmp, self.manifest_path)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.remove(tmp)  # no half-written temporary left behind; the previous manifest stays whole
+            full = disk_full(exc, self.manifest_path)
+            if full is not None and full is not exc:
+                raise full from exc
+            raise
 
     def set_meta(self, key: str, value: Any) -> None:
         self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, default=str)))

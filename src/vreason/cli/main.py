@@ -13,7 +13,7 @@ from rich.text import Text
 
 from vreason import __version__
 from vreason.console import make_console
-from vreason.errors import ConfigError, VReasonError
+from vreason.errors import EXIT_DISK_FULL, ConfigError, VReasonError, disk_full
 
 app = typer.Typer(
     name="vreason",
@@ -240,8 +240,8 @@ def run(
 
     Exit codes: 0 all units ok · 2 refused before scoring (usage or input mistake, run folder in use,
     resume with other settings) · 3 finished with errors (units error/unscored, or expected videos
-    missing/unreadable; results are saved, --retry-failed re-runs them) · 130 interrupted (the same
-    command resumes) · 1 crash.
+    missing/unreadable; results are saved, --retry-failed re-runs them) · 4 disk full (free space; the
+    same command resumes) · 130 interrupted (the same command resumes) · 1 crash.
     """
     from vreason.runner.outcome import exit_code
     from vreason.runner.run import RunConfig, Runner
@@ -397,7 +397,18 @@ _register_subcommands()
 def main() -> None:
     try:
         app()
-    except (VReasonError, FileNotFoundError, KeyError, ImportError) as exc:
+    except Exception as exc:
+        full = disk_full(exc)
+        if full is None:
+            _usage_or_crash(exc)
+            raise
+        console.print(Text.assemble(("error", "bold red"), f": {full}"), soft_wrap=True)
+        sys.exit(EXIT_DISK_FULL)
+
+
+def _usage_or_crash(exc: Exception) -> None:
+    """A usage or input mistake: one line and exit 2 (otherwise return: the caller re-raises a crash)."""
+    if isinstance(exc, (VReasonError, FileNotFoundError, KeyError, ImportError)):
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         console.print(Text.assemble(("error", "bold red"), f": {msg}"), soft_wrap=True)
         sys.exit(2)

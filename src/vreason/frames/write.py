@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterable, Sequence
 from fractions import Fraction
@@ -49,7 +50,6 @@ def write_video(
     padded by one pixel (yuv420p needs even sizes). ``crf`` / ``bitrate`` control quality.
     ``faststart`` puts an mp4's index (moov) before the data, as files meant for streaming have it.
     """
-    import av
 
     path = str(path)
     ext = os.path.splitext(path)[1].lower()
@@ -57,9 +57,23 @@ def write_video(
         codec = available_encoder(["libvpx-vp9", "libvpx"] if ext == ".webm" else ["libx264", "h264", "mpeg4"])
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".part" + ext
-    n = 0
     rate = Fraction(fps).limit_denominator(1001)
     options = {"movflags": "faststart"} if faststart and ext in (".mp4", ".mov", ".m4v") else {}
+    try:
+        codec = _encode(tmp, frames, codec, rate, options, crf, bitrate, gop, preset, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)  # no partial file left behind (a full disk, a bad frame, an interrupt)
+        raise
+    os.replace(tmp, path)
+    return codec
+
+
+def _encode(tmp: str, frames: Iterable[np.ndarray], codec: str, rate: Fraction, options: dict[str, str],
+            crf: int | None, bitrate: int | None, gop: int | None, preset: str, path: str) -> str:
+    import av
+
+    n = 0
     with av.open(tmp, "w", options=options) as container:
         stream = None
         for img in frames:
@@ -95,5 +109,28 @@ def write_video(
             raise VideoError(path, "no frames to write")
         for pkt in stream.encode():
             container.mux(pkt)
-    os.replace(tmp, path)
     return codec
+
+
+def write_image(path: str, bgr: np.ndarray) -> bool:
+    """``cv2.imwrite``'s bytes (same encoder, by the suffix of ``path``), written by Python: ``False`` when
+    the image cannot be encoded, but a failed write (a full disk) raises ``OSError`` — ``cv2.imwrite``
+    only returns ``False`` then, and the run would record a unit without its debug image — and leaves no
+    partial file."""
+    import cv2
+
+    ok, buf = cv2.imencode(os.path.splitext(path)[1] or ".png", bgr)
+    if not ok:
+        return False
+    tmp = path + ".part"
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(buf.tobytes())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        if isinstance(exc, OSError) and not exc.filename:  # a failed write names no file: name it
+            raise OSError(exc.errno, exc.strerror, path) from exc
+        raise
+    return True

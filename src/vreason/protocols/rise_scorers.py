@@ -364,12 +364,13 @@ class RisePuzzleVerifier(Scorer):
             ev.details["checks"] = {"every_cell_correct": res.fn == 0 and res.fp == 0,
                                     "accuracy_at_least_0.85": res.accuracy >= 0.85}
         if res.debug is not None:
+            from vreason.frames.write import write_image
             from vreason.verify.overlay import annotate
 
             img = annotate(cv2.cvtColor(res.debug, cv2.COLOR_BGR2RGB), res.score, res.score >= 1.0,
                            ev.details["checks"], legend=PUZZLE_LEGENDS[kind])
             path = ctx.debug_path(self.name, video, "jpg")
-            if cv2.imwrite(path, cv2.cvtColor(img, cv2.COLOR_RGB2BGR)):
+            if write_image(path, cv2.cvtColor(img, cv2.COLOR_RGB2BGR)):
                 ev.debug_images.append(os.path.relpath(path, ctx.run_dir) if ctx.run_dir else path)
         return [self.ok(sample, video, "ra", res.score, res.score, passed=res.score >= 1.0, evidence=ev)]
 

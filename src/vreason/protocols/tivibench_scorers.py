@@ -183,11 +183,13 @@ class TiviCheckScorer(Scorer):
     def _overlay(self, img: np.ndarray, ctx: ScoreContext, video: Video) -> list[str]:
         import cv2
 
+        from vreason.frames.write import write_image
+
         path = ctx.debug_path(self.name, video)
         rgb = np.ascontiguousarray(np.asarray(img, dtype=np.uint8))
         if rgb.ndim == 2:
             rgb = np.stack([rgb] * 3, axis=-1)
-        if cv2.imwrite(path, cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)):
+        if write_image(path, cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR)):
             return [os.path.relpath(path, ctx.run_dir)]
         return []
 

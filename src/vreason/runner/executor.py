@@ -103,15 +103,26 @@ async def dispatch(
     """Start ``one(job, slots)`` for every job once a slot of ``slots_for(job)`` is free (``one`` releases
     it); wait for all. On any error or cancellation the jobs still running are cancelled."""
     pending: set[asyncio.Task] = set()
+    failed: list[BaseException] = []
+
+    def settle(task: asyncio.Task) -> None:  # a job's error is taken here (never "exception never retrieved")
+        pending.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            failed.append(task.exception())  # type: ignore[arg-type]
+
     try:
         for job in jobs:
+            if failed:  # e.g. a full disk: start nothing more
+                raise failed[0]
             slots = slots_for(job)
             await slots.acquire()
             task = asyncio.create_task(one(job, slots))
             pending.add(task)
-            task.add_done_callback(pending.discard)
+            task.add_done_callback(settle)
         while pending:
             await asyncio.gather(*list(pending))
+        if failed:
+            raise failed[0]
     except BaseException:
         for t in list(pending):
             t.cancel()

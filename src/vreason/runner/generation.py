@@ -17,7 +17,7 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreason.errors import ConfigError
+from vreason.errors import ConfigError, disk_full
 from vreason.generate.base import GenContext
 from vreason.generate.spec import ModelSpec, build, describe, parse_models, plugin_generator
 from vreason.records import Sample, Video, VideoStatus
@@ -158,6 +158,8 @@ class GenerationJobs:
             except asyncio.TimeoutError:
                 return gen.failed(sample, seed, f"generation timed out after {timeout:g} s (cancelled)")
             except Exception as exc:  # noqa: BLE001 - a crash is a failed video with its reason
+                if disk_full(exc):  # … but a full disk stops the run (exit 4; the same command resumes)
+                    raise
                 return gen.failed(sample, seed, f"generator crashed: {type(exc).__name__}: {exc}")
         return await asyncio.to_thread(check_output, video)
 

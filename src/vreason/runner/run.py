@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.text import Text
 
 from vreason.console import make_console
-from vreason.errors import ConfigError
+from vreason.errors import ConfigError, disk_full
 from vreason.records import Sample, Score, Video, VideoStatus
 from vreason.registry import benchmarks, load_builtins
 from vreason.runner import checks, generation, outcome
@@ -209,6 +209,8 @@ class Runner:
 
                     def done(job: Job, video: Video | None, err: BaseException | None) -> None:
                         s_id, model, seed = job.key
+                        if disk_full(err):  # not the video's fault: stop, the same command resumes it
+                            raise disk_full(err, self.store.run_dir) from err
                         if err is not None:
                             video = Video(sample_id=s_id, model=model, seed=seed, status=VideoStatus.failed,
                                           reason=f"generation failed: {type(err).__name__}: {err}")
@@ -286,6 +288,8 @@ class Runner:
                     sid, model, seed, sname = job.key
                     scorer = scorer_by_name[sname]
                     video = videos[(sid, model, seed)]
+                    if disk_full(err):  # not the unit's fault: stop, the same command resumes it
+                        raise disk_full(err, self.store.run_dir) from err
                     if err is not None:
                         scores = scorer.fail(by_id[sid], video, f"scorer crashed: {type(err).__name__}: {err}")
                     if not self.cfg.dry_run:  # a dry run's "not sent" outcomes must not block a real run
@@ -352,14 +356,25 @@ class Runner:
                 "[yellow]interrupted[/]: finished units are saved; run the same command again to resume"
             )
         except Exception as exc:
-            status = f"failed: {type(exc).__name__}: {exc}"[:300]
+            full = disk_full(exc, self.store.db_path)
+            status = f"failed: {type(exc).__name__}: {full or exc}"[:300]
+            if full is not None and full is not exc:
+                raise full from exc  # one line for the user (exit 4), the cause kept for debugging
             raise
         finally:
             executor.shutdown()
             if status == "ok" and self.summary.finished_with_errors:
                 status = "finished with errors"
-            self.store.finish(status, redact(self.summary.as_dict()))
-            self.store.close()
+            try:  # the manifest write must not hide the error that ended the run (often the same full disk)
+                self.store.finish(status, redact(self.summary.as_dict()))
+            except Exception as exc:
+                if status in ("ok", "finished with errors", "dry-run", "interrupted"):
+                    full = disk_full(exc, self.store.manifest_path)
+                    if full is not None:
+                        raise full from exc
+                    raise
+            finally:
+                self.store.close()
         return self.summary
 
     def _executor(self) -> Any:

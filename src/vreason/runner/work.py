@@ -5,7 +5,7 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from vreason.errors import VideoError
+from vreason.errors import VideoError, disk_full
 from vreason.records import Sample, Score, Video, VideoStatus
 from vreason.scoring import ScoreContext, Scorer
 
@@ -23,6 +23,8 @@ def _generate_in_worker(generator, sample: Sample, seed: int, out_path: str, che
     try:
         video = generator.generate(sample, seed, out_path)
     except Exception as exc:  # a crash is a failed video with its reason, the run goes on
+        if disk_full(exc):  # not the video's fault: the run stops (exit 4) and resumes it once space is freed
+            raise
         return generator.failed(sample, seed, f"generator crashed: {type(exc).__name__}: {exc}")
     return check_output(video) if check else video
 
@@ -50,6 +52,8 @@ def _score_in_worker(scorer: Scorer, sample: Sample, video: Video, ctx: ScoreCon
     except VideoError as exc:
         return scorer.fail(sample, video, f"video error: {exc}")
     except Exception as exc:
+        if disk_full(exc):  # not the unit's fault: the run stops and resumes it once space is freed
+            raise
         tb = traceback.format_exception_only(type(exc), exc)[-1].strip()
         return scorer.fail(sample, video, f"scorer crashed: {tb}")
 

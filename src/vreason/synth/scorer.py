@@ -79,12 +79,14 @@ class SynthVerifierScorer(Scorer):
         if res.debug_image is not None:
             import cv2
 
+            from vreason.frames.write import write_image
+
             path = ctx.debug_path(self.name, video)
             from vreason.verify.overlay import SYNTH_LEGENDS, annotate
 
             img = annotate(res.debug_image, res.score, res.passed, (res.evidence or {}).get("checks"),
                            (res.evidence or {}).get("reason"), SYNTH_LEGENDS.get(md["family"]))
-            if cv2.imwrite(path, cv2.cvtColor(img, cv2.COLOR_RGB2BGR)):
+            if write_image(path, cv2.cvtColor(img, cv2.COLOR_RGB2BGR)):
                 debug.append(os.path.relpath(path, ctx.run_dir))
         value = float(min(1.0, max(0.0, res.score)))
         details = jsonable(res.evidence)

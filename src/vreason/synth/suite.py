@@ -95,8 +95,10 @@ def _np_default(o: Any) -> Any:
 def _write_png(path: str, rgb: np.ndarray) -> None:
     import cv2
 
+    from vreason.frames.write import write_image
+
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    if not cv2.imwrite(path, cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)):
+    if not write_image(path, cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)):
         raise OSError(f"could not write {path}")
 
 
