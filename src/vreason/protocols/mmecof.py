@@ -24,7 +24,14 @@ from vreason.data.mmecof import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import encodings_by_marker, interleave, judge_for, sample_image_part
-from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
+from vreason.protocols.options import (
+    BootSeedField,
+    FramePolicyField,
+    LevelField,
+    NBootField,
+    ProtocolOptions,
+    SeedOptions,
+)
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -239,8 +246,9 @@ class MmeCofOptions(SeedOptions):
     visual_prompt: Literal["require", "text_hint"] = Field(
         "require", description="A visual-hint sample without a visual-hint prompt is a load error (`require`, "
         "default) or gets the text-hint prompt with the annotated image (`text_hint`, recorded per sample).")
-    frame_policy: str = Field("mmecof", description="Frames the judge sees: default `mmecof` = every 10th frame, "
-                              "as the paper.")
+    frame_policy: FramePolicyField = Field(
+        "mmecof", description="Frames the judge sees: default `mmecof` = every 10th frame, "
+        "as the paper.")
     quality: bool = Field(True, description="Also run the generation-quality judge (CS, TC, VS, Hallu, PG), as "
                           "the paper.")
     quality_scale: str = Field("0-9", description="Integer scale of the quality judge, `lo-hi` (default 0-9, the "
@@ -255,14 +263,9 @@ class MmeCofOptions(SeedOptions):
     quality_judge_role: str | None = Field(None, description="Which judge rates quality; default: `judge_role`.")
     compare_runs: dict[Hint, Any] = Field(default_factory=dict, description="Hint -> another hint run's directory "
                                           "or exported scores table, for the paired hint deltas.")
-    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals (no effect on point values).")
-    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
-    boot_seed: int = Field(0, description="Seed of the bootstrap.")
-
-    @field_validator("frame_policy")
-    @classmethod
-    def _policy(cls, v: str) -> str:
-        return check_frame_policy(v)
+    n_boot: NBootField = Field(description="Bootstrap resamples for the intervals (no effect on point values).")
+    level: LevelField
+    boot_seed: BootSeedField
 
     @field_validator("quality_scale", mode="before")
     @classmethod

@@ -15,9 +15,9 @@ turned into text.
 from __future__ import annotations
 
 import difflib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from vreason.errors import ConfigError
 
@@ -60,6 +60,24 @@ def check_frame_policy(v: Any) -> Any:
         except (ConfigError, ValueError) as exc:
             raise ValueError(str(exc)) from None
     return v
+
+
+# Option types shared by the options models: declared (type, bounds, default, description, validator) once
+# and used as ``name: <Type>`` in each model, in the model's own field order (a shared base model would move
+# the keys to the front, changing ``vreason list --options`` and the "known: ..." list of option errors).
+# A model may override the default or description with ``= Field(...)``.
+
+FramePolicyField = Annotated[str, AfterValidator(check_frame_policy)]
+"""A frame-policy spec or preset name, checked when set (the error names the reason)."""
+
+NBootField = Annotated[int, Field(1000, ge=1, description="Bootstrap resamples for the intervals.")]
+"""Bootstrap resamples (``n_boot`` of :mod:`vreason.aggregate.bootstrap`)."""
+
+LevelField = Annotated[float, Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")]
+"""Confidence level of the bootstrap intervals."""
+
+BootSeedField = Annotated[int, Field(0, description="Seed of the bootstrap.")]
+"""Seed of the bootstrap (``boot_seed``; RISE's ``ci_seed``)."""
 
 
 def is_internal(model: type[BaseModel], key: str) -> bool:

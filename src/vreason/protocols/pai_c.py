@@ -21,7 +21,7 @@ from pydantic import Field
 
 from vreason.errors import ConfigError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
-from vreason.protocols.options import ProtocolOptions, SeedOptions
+from vreason.protocols.options import BootSeedField, LevelField, NBootField, ProtocolOptions, SeedOptions
 from vreason.records import Sample
 from vreason.registry import benchmarks
 from vreason.scoring import Scorer
@@ -92,9 +92,9 @@ class PaiCOptions(SeedOptions):
                                "them per variant; numbers identical); 0 = off.")
     dtype: Literal["float32", "float16", "bfloat16"] = Field("float32", description="Model dtype.")
     batch_size: int = Field(8, ge=1, description="Frames per model batch (bounds memory).")
-    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals.")
-    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
-    boot_seed: int = Field(0, description="Seed of the bootstrap.")
+    n_boot: NBootField
+    level: LevelField
+    boot_seed: BootSeedField
 
 
 RELEASED = ("canny_preset", "canny_gray", "canny_degenerate", "depth_gt", "depth_error_cap", "seg_labels",

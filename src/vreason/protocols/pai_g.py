@@ -27,7 +27,14 @@ from pydantic import Field, field_validator
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
 from vreason.protocols.judge_inputs import interleave, judge_for
-from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
+from vreason.protocols.options import (
+    BootSeedField,
+    FramePolicyField,
+    LevelField,
+    NBootField,
+    ProtocolOptions,
+    SeedOptions,
+)
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -214,8 +221,9 @@ class PaiGOptions(SeedOptions):
     device: str | None = Field(None, description="Device of the local models (`--device`): cpu, cuda, auto.")
     dtype: Literal["float32", "float16", "bfloat16"] = Field("float32", description="dtype of the local models.")
     batch_size: int = Field(16, ge=1, description="Frames per batch (memory is bounded by the batch).")
-    frame_policy: str = Field("pai.g", description="Frames the domain judge sees (default `pai.g` = fps:2+qwen, "
-                              "as the released code).")
+    frame_policy: FramePolicyField = Field(
+        "pai.g", description="Frames the domain judge sees (default `pai.g` = fps:2+qwen, "
+        "as the released code).")
     judge_input: Literal["frames", "video"] = Field("frames", description="Send sampled frames (any judge) or the "
                                                     "video file as a video part at 2 fps (vLLM servers).")
     answer_rule: AnswerRule = Field("official", description="Yes/no correctness: `official` substring rule "
@@ -227,14 +235,9 @@ class PaiGOptions(SeedOptions):
     template_path: str | None = Field(None, description="A template YAML file for the domain questions.")
     judge_role: str = Field("default", description="Which judge (`--judge` = default) answers the questions.")
     max_tokens: int = Field(1024, ge=1, description="Completion-token cap of the judge (released: 1024).")
-    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals.")
-    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
-    boot_seed: int = Field(0, description="Seed of the bootstrap.")
-
-    @field_validator("frame_policy")
-    @classmethod
-    def _policy(cls, v: str) -> str:
-        return check_frame_policy(v)
+    n_boot: NBootField
+    level: LevelField
+    boot_seed: BootSeedField
 
     @field_validator("dimensions")
     @classmethod

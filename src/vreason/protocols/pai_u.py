@@ -20,12 +20,19 @@ import asyncio
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import interleave, judge_for
-from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
+from vreason.protocols.options import (
+    BootSeedField,
+    FramePolicyField,
+    LevelField,
+    NBootField,
+    ProtocolOptions,
+    SeedOptions,
+)
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -147,8 +154,9 @@ class PaiUOptions(SeedOptions):
 
     video_root: str | None = Field(None, description="Folder the items' video_path resolve against (default: "
                                    "the --data folder).")
-    frame_policy: str = Field("pai.u", description="Frames the model sees (default `pai.u` = fps:4+qwen, as "
-                              "released; add +max_frames=N to cap).")
+    frame_policy: FramePolicyField = Field(
+        "pai.u", description="Frames the model sees (default `pai.u` = fps:4+qwen, as "
+        "released; add +max_frames=N to cap).")
     judge_input: Literal["frames", "video"] = Field("frames", description="Sampled frames (any backend) or the "
                                                     "video file as a video part (vLLM servers).")
     missing_answer: Literal["unscored", "wrong"] = Field("wrong", description="A reply without <answer>: a wrong "
@@ -162,14 +170,9 @@ class PaiUOptions(SeedOptions):
     template: str = Field("pai_u_mcq", description="Prompt template.")
     template_path: str | None = Field(None, description="A template YAML file.")
     judge_role: str = Field("default", description="Which judge (`--judge` = default) is the model under test.")
-    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals.")
-    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
-    boot_seed: int = Field(0, description="Seed of the bootstrap.")
-
-    @field_validator("frame_policy")
-    @classmethod
-    def _policy(cls, v: str) -> str:
-        return check_frame_policy(v)
+    n_boot: NBootField
+    level: LevelField
+    boot_seed: BootSeedField
 
 
 @benchmarks.register("pai-u")

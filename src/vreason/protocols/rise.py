@@ -16,7 +16,7 @@ from pydantic import Field
 from vreason.data.rise import CATEGORY_NAMES, load_rise, rise_video_path
 from vreason.errors import ConfigError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.options import ProtocolOptions, SeedOptions
+from vreason.protocols.options import BootSeedField, NBootField, ProtocolOptions, SeedOptions
 from vreason.protocols.rise_aggregate import sample_records, table1, table2, unit_table, write_tables
 from vreason.protocols.rise_scorers import (
     RaCount,
@@ -60,9 +60,9 @@ class RiseOptions(SeedOptions):
     table_rounding: Literal["released", "none"] = Field(
         "released", description="`released` (default, as cal_score/relax.py): metric means rounded to 2 decimals "
         "before the W.Score weighting; `none`: full precision in the tables.")
-    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the 95% intervals (no effect on point "
-                        "values).")
-    ci_seed: int = Field(0, description="Seed of the bootstrap.")
+    n_boot: NBootField = Field(description="Bootstrap resamples for the 95% intervals (no effect on point "
+                               "values).")
+    ci_seed: BootSeedField
     check_files: bool = Field(True, description="Check at load time that every referenced image exists.")
 
 

@@ -20,13 +20,20 @@ import asyncio
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
-from pydantic import Field, field_validator
+from pydantic import Field
 
 from vreason.data.ruler import METRIC_CODE, METRICS, load_ruler, ruler_video_path
 from vreason.errors import ConfigError, VideoError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol
 from vreason.protocols.judge_inputs import encodings_by_marker, interleave, jpeg_parts, judge_for, sample_image_part
-from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
+from vreason.protocols.options import (
+    BootSeedField,
+    FramePolicyField,
+    LevelField,
+    NBootField,
+    ProtocolOptions,
+    SeedOptions,
+)
 from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.registry import benchmarks
 from vreason.scoring import ScoreContext, Scorer
@@ -173,8 +180,9 @@ class RulerOptions(SeedOptions):
     root: str | None = Field(None, description="Folder the records' image/video paths resolve against; default: "
                              "the data file's folder.")
     check_files: bool = Field(True, description="Check at load time that every referenced file exists.")
-    frame_policy: str = Field("ruler", description="Frames the judge sees: default `ruler` = fps:2+max_side=512, "
-                              "every int(fps/2)-th frame, longest side <= 512, as the released code.")
+    frame_policy: FramePolicyField = Field(
+        "ruler", description="Frames the judge sees: default `ruler` = fps:2+max_side=512, "
+        "every int(fps/2)-th frame, longest side <= 512, as the released code.")
     template: str = Field("ruler_judge", description="Judge prompt template name (default: vreason's wording of "
                           "the released prompt, same inputs and order).")
     template_path: str | None = Field(None, description="A template YAML file overriding `template`.")
@@ -186,16 +194,11 @@ class RulerOptions(SeedOptions):
         "pairwise_strict", description="The Win Rate row's definition (the paper does not define it; the released "
         "code has none): `pairwise_strict` (default, on the published ~0.24 magnitude), `best_share` or "
         "`pairwise_half`; all three are in ruler_win_rate.")
-    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals (no effect on point values).")
-    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
-    boot_seed: int = Field(0, description="Seed of the bootstrap.")
+    n_boot: NBootField = Field(description="Bootstrap resamples for the intervals (no effect on point values).")
+    level: LevelField
+    boot_seed: BootSeedField
     prompt_variant: str | None = Field(None, description="Give the generator this prompt variant (`pe` for "
                                        "prompt-enhanced runs); the judge still sees the original prompt.")
-
-    @field_validator("frame_policy")
-    @classmethod
-    def _policy(cls, v: str) -> str:
-        return check_frame_policy(v)
 
 
 DEPARTING = ("frame_policy", "template", "template_path", "prompt_variant")

@@ -20,7 +20,14 @@ from pydantic import Field, field_validator
 
 from vreason.errors import ConfigError
 from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
-from vreason.protocols.options import ProtocolOptions, SeedOptions, check_frame_policy
+from vreason.protocols.options import (
+    BootSeedField,
+    FramePolicyField,
+    LevelField,
+    NBootField,
+    ProtocolOptions,
+    SeedOptions,
+)
 from vreason.protocols.tivibench_scorers import DEFAULT_QA_FRAMES, TiviCheckScorer, TiviQaScorer
 from vreason.records import Sample
 from vreason.registry import benchmarks
@@ -54,14 +61,15 @@ class TiviOptions(SeedOptions):
                                  "before checking (default: full size).")
     max_frames: int = Field(DEFAULT_MAX_FRAMES, ge=1, description="Decode cap for checks that read every frame "
                             "(and for exported built-in suite instances, as `run synth`).")
-    qa_frames: str = Field(DEFAULT_QA_FRAMES, description="Frames the VLM QA judge sees (frame policy); default "
-                           "16 evenly spaced.")
+    qa_frames: FramePolicyField = Field(
+        DEFAULT_QA_FRAMES, description="Frames the VLM QA judge sees (frame policy); default "
+        "16 evenly spaced.")
     qa_template: str | None = Field(None, description="Judge template of the QA scorer (default `tivibench_qa`).")
     qa_template_path: str | None = Field(None, description="A template YAML file for the QA judge.")
     judge_role: str = Field("default", description="Which judge (`--judge` = default) answers the QA questions.")
-    n_boot: int = Field(1000, ge=1, description="Bootstrap resamples for the intervals.")
-    level: float = Field(0.95, gt=0, lt=1, description="Confidence level of the intervals.")
-    boot_seed: int = Field(0, description="Seed of the bootstrap.")
+    n_boot: NBootField
+    level: LevelField
+    boot_seed: BootSeedField
 
     @field_validator("dimensions", mode="before")
     @classmethod
@@ -71,11 +79,6 @@ class TiviOptions(SeedOptions):
         if isinstance(v, str):
             return [x.strip() for x in v.split(",") if x.strip()] or None
         return v
-
-    @field_validator("qa_frames")
-    @classmethod
-    def _policy(cls, v: str) -> str:
-        return check_frame_policy(v)
 
 
 @benchmarks.register("tivibench")
