@@ -113,9 +113,11 @@ def camera(img: np.ndarray, angle: float, scale: float, gain: float, quality: in
     return cv2.imdecode(buf, cv2.IMREAD_UNCHANGED)
 
 
-@pytest.mark.parametrize("angle,gain", [(2.0, 0.9), (-2.0, 1.1)])
-def test_photo_under_a_camera_change(photo, env, angle, gain):
-    frame = camera(photo, angle, 0.9, gain, 40)
+@pytest.mark.parametrize("angle,scale,gain,quality", [(2.0, 0.9, 0.9, 40), (-2.0, 0.9, 1.1, 40),
+                                                       (-3.0, 0.8, 0.85, 25)])
+def test_photo_under_a_camera_change(photo, env, angle, scale, gain, quality):
+    """The target (2°, 0.9, ±10%, q=40) and one harsher case (3°, 0.8, -15%, q=25)."""
+    frame = camera(photo, angle, scale, gain, quality)
     assert float(np.abs(frame.astype(int) - photo.astype(int)).mean()) > 5  # the change is real
     res = check(frame, PHOTO_GRID, env)
     assert res.details["matching"] == 81, res.details["wrong_cells"]

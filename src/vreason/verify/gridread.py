@@ -32,6 +32,9 @@ printed digits ≤ 0.35, thin grid lines ≤ 0.7, show-through ≥ 0.91; our ren
 LINE_RATIO = 0.85
 """Grid lines are searched among pixels darker than this (thin printed lines are fainter than digits; a
 line found at the looser level is removed whole instead of leaving dashes)."""
+LINE_SLACK = 0.25
+"""How far (in cells) a grid line may lie from its nominal position in the warped grid (a bent page, a
+grid corner off by a few px)."""
 BLANK_INK = 0.012
 """A cell whose glyph covers less than this fraction of the cell is blank (measured: thinnest printed "1" in
 the photo 2.6%, our rendered digits ≥ 3%; blanks after line removal 0–0.3%)."""
@@ -112,8 +115,9 @@ def darkness(img: np.ndarray, cell: int) -> np.ndarray:
 
 
 def line_mask(ink: np.ndarray, cell: int) -> np.ndarray:
-    """The grid lines among ``ink`` (bool): straight horizontal / vertical runs at least one cell long,
-    widened by a margin of ``cell // 16 + 1`` px on each side."""
+    """The grid lines among ``ink`` (bool): straight horizontal / vertical runs at least one cell long lying
+    on the grid's line positions (within :data:`LINE_SLACK` of a multiple of ``cell``: a digit's stroke
+    joined to a line is no line), widened by a margin of ``cell // 16 + 1`` px on each side."""
     import cv2
 
     m = ink.astype(np.uint8)
@@ -123,8 +127,22 @@ def line_mask(ink: np.ndarray, cell: int) -> np.ndarray:
                              rect(cv2.MORPH_RECT, (cell, 1)))
     vert = cv2.morphologyEx(cv2.dilate(m, rect(cv2.MORPH_RECT, (2 * t + 1, 1))), cv2.MORPH_OPEN,
                             rect(cv2.MORPH_RECT, (1, cell)))
+    lines = _on_grid(horiz, cell, axis=1) | _on_grid(vert, cell, axis=0)
     pad = cell // 16 + 1
-    return cv2.dilate(horiz | vert, rect(cv2.MORPH_RECT, (2 * pad + 1, 2 * pad + 1))) > 0
+    return cv2.dilate(lines.astype(np.uint8), rect(cv2.MORPH_RECT, (2 * pad + 1, 2 * pad + 1))) > 0
+
+
+def _on_grid(runs: np.ndarray, cell: int, axis: int) -> np.ndarray:
+    """The pieces of ``runs`` whose centre across the run (y for ``axis=1`` horizontal runs, x for vertical)
+    is near a grid line position."""
+    import cv2
+
+    n, lab, _, cent = cv2.connectedComponentsWithStats(runs, connectivity=8)
+    pos = cent[:, 1] if axis == 1 else cent[:, 0]
+    off = np.abs(pos - np.round(pos / cell) * cell)
+    keep = np.flatnonzero(off <= LINE_SLACK * cell)
+    keep = keep[keep > 0]
+    return np.isin(lab, keep) if len(keep) else np.zeros(runs.shape, bool)
 
 
 @dataclass

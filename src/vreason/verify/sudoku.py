@@ -2,12 +2,15 @@
 
 1. The grid: the largest convex quadrilateral contour (adaptive threshold → external contours →
    ``approxPolyDP``), searched inside the annotated ``region`` when there is one (its corners when no
-   quadrilateral is found there), then a perspective warp to a square of ``CELL_PX`` px per cell.
-2. Each cell's centre (``INSET`` of the cell trimmed on every side, away from the grid lines) is **blank**
-   when it has no contrast or less than ``BLANK_INK`` ink, unreadable when its ink is no glyph (speckle in
-more than a dozen pieces, or more than half the crop); otherwise its digit is recognised by OCR on the
-   cell crop (the non-blank cells of a row read as one strip of single characters, falling back to one call
-   per cell when the strip does not split into one digit per cell).
+   quadrilateral is found there), then a perspective warp to a square of ``CELL_PX`` px per cell
+   (:mod:`vreason.verify.gridread`).
+2. Cells (:class:`~vreason.verify.gridread.GridCells`): ink relative to the local paper; the grid lines
+   found by morphological line detection and removed, so a warped or bent line reaching into a cell is not
+   its content; a cell is **blank** when its remaining glyph covers less than ``gridread.BLANK_INK``,
+   unreadable when its ink is no glyph (speckle in many pieces, a blot); otherwise its digit is recognised
+   by OCR on the clean glyph crop (the non-blank cells of a row read as one strip of single characters,
+   falling back to one call per cell when the strip does not split into one digit per cell). OpenCV's
+   newspaper sudoku photo reads 81 of 81 cells (tests/test_sudoku_real_photo.py).
 3. Score = fraction of cells equal to the solution (blank or unreadable counts as wrong); passed = all equal.
 """
 
