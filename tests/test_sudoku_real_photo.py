@@ -86,16 +86,25 @@ def test_a_wrong_expectation_fails_on_that_cell_only(photo, env):
     assert sorted(res.details["wrong_cells"]) == [[0, 3, 6, 8], [4, 4, 0, 5]]
 
 
-@pytest.mark.parametrize("bar", [(0, 0, 0), (40, 90, 160)])
-def test_letterboxed_photo(photo, env, bar):
-    """The photo inside a 16:9 frame with bars of any colour."""
+@pytest.mark.parametrize("aspect,bar", [(16 / 9, (0, 0, 0)), (16 / 9, (40, 90, 160)), (9 / 16, (255, 255, 255))])
+def test_letterboxed_photo(photo, env, aspect, bar):
+    """The photo inside a landscape or portrait frame with bars of any colour."""
     h, w = photo.shape[:2]
-    W = int(h * 16 / 9)
-    frame = np.empty((h, W, 3), np.uint8)
+    H, W = (h, int(h * aspect)) if aspect > w / h else (int(w / aspect), w)
+    frame = np.empty((H, W, 3), np.uint8)
     frame[:] = bar
-    x0 = (W - w) // 2
-    frame[:, x0:x0 + w] = photo
+    y0, x0 = (H - h) // 2, (W - w) // 2
+    frame[y0:y0 + h, x0:x0 + w] = photo
     res = check(frame, PHOTO_GRID, env)
+    assert res.details["matching"] == 81, res.details["wrong_cells"]
+
+
+def test_photo_at_half_size(photo, env):
+    """A small frame: 24 px per cell before the warp."""
+    import cv2
+
+    small = cv2.resize(photo, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_AREA)
+    res = check(small, PHOTO_GRID, env)
     assert res.details["matching"] == 81, res.details["wrong_cells"]
 
 
