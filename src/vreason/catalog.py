@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vreason.registry import aggregators, benchmarks, generators, judges, scorers
+from vreason.registry import benchmarks, generators, judges, scorers
 
 benchmarks.declare("synth", "vreason.protocols.synth:SynthProtocol",
                    summary="Built-in procedurally generated, verifiable suite (offline)")
@@ -45,9 +45,6 @@ judges.declare("mock", "vreason.judge.mock:MockJudge",
                summary="offline made-up replies in every template's format: mock or mock:quality=Q,seed=N")
 judges.declare("suite", "vreason.judge.suite_answerer:SuiteAnswerer",
                summary="the built-in suite's QA answerer: scripted questions answered by their predicates")
-
-aggregators.declare("synth", "vreason.aggregate.synth_tables:synth_tables",
-                    summary="built-in suite tables: pass rate / score with CIs, Pass@k, charts")
 
 for _name, _target, _what in (
     ("synth-verifier", "vreason.synth.scorer:SynthVerifierScorer", "synth: the family's programmatic verifier"),

@@ -83,8 +83,6 @@ generators: Registry[Any] = Registry("generator")
 """Video sources: name → Generator class (built-in models, diffusers pipelines, importers)."""
 scorers: Registry[Any] = Registry("scorer")
 """Scorers: name → Scorer class (verifiers, judged metrics, embedding metrics)."""
-aggregators: Registry[Any] = Registry("aggregator")
-"""Aggregators: name → callable turning a score table into result tables."""
 judges: Registry[Any] = Registry("judge backend")
 """Judge backends: name → Judge class."""
 

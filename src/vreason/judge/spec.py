@@ -10,6 +10,12 @@ Spec strings::
     scripted:/path/replies.jsonl        replies from a file (tests, demos; format: docs/judges.md)
     mock  or  mock:quality=0.7,seed=3   offline made-up replies in every template's format (judge/mock.py)
     path/to/judge.yaml                  a YAML file (below)
+    myjudge:TARGET                      a plugin backend registered with ``@judges.register("myjudge")``
+
+Every backend is resolved through the ``judges`` registry (:mod:`vreason.registry`): the built-in ones are
+declared in :mod:`vreason.catalog`; a plugin (``--plugin file.py``) registers a :class:`~vreason.judge.base.Judge`
+class, or a factory returning one, called with the spec's ``TARGET`` (the text after ``myjudge:``, or the
+YAML's ``model``).
 
 YAML keys: ``backend`` (openai | gemini | vllm | transformers | scripted | mock), ``model``, ``base_url``,
 ``api_key_env``, ``timeout``, ``max_concurrency``, ``rpm``, ``price: {input, output}`` (USD per 1M
@@ -82,7 +88,8 @@ def parse_spec(spec: str) -> dict[str, Any]:
         return parse_mock_args(spec.split(":", 1)[1] if ":" in spec else "")
     if spec.split(":", 1)[0].lower() == "suite":  # the built-in suite's QA answerer (judge/suite_answerer.py)
         return {"backend": "suite", "name": spec.split(":", 1)[1] if ":" in spec else "answerer"}
-    if spec.endswith((".yaml", ".yml")) and spec.split(":", 1)[0].lower() not in _BACKENDS:
+    if (spec.endswith((".yaml", ".yml")) and spec.split(":", 1)[0].lower() not in _BACKENDS
+            and not _plugin_backend(spec.split(":", 1)[0].strip())):
         return _load_yaml(spec)
     if ":" not in spec:
         raise ConfigError(f"judge spec {spec!r}: expected BACKEND:MODEL (e.g. openai:gpt-5) or a YAML file")
@@ -93,9 +100,13 @@ def parse_spec(spec: str) -> dict[str, Any]:
     if backend == "scripted":
         return {"backend": "scripted", "script": rest}
     if backend not in ("openai", "gemini", "vllm"):
+        plugin = _plugin_backend(spec.split(":", 1)[0].strip())
+        if plugin:
+            return {"backend": plugin, "model": rest}
+        others = "".join(f", {n}" for n in _plugin_names())
         raise ConfigError(
             f"judge spec {spec!r}: unknown backend {backend!r} "
-            "(openai, gemini, vllm, transformers, scripted, mock, suite, or a YAML file)"
+            f"(openai, gemini, vllm, transformers, scripted, mock, suite{others}, or a YAML file)"
         )
     model, base_url = rest, None
     if "@" in rest:
@@ -133,11 +144,48 @@ def _load_yaml(path: str) -> dict[str, Any]:
     return data
 
 
+def _registry() -> Any:
+    from vreason.registry import judges, load_builtins
+
+    load_builtins()  # declares the built-in backends (lazily: imports nothing heavy)
+    return judges
+
+
+_BUILTIN = frozenset(("openai", "transformers", "scripted", "mock", "suite"))
+"""Built-in entries of the ``judges`` registry (``gemini`` and ``vllm`` are providers of ``openai``)."""
+
+
+def _plugin_names() -> list[str]:
+    return [n for n in _registry().names() if n not in _BUILTIN]
+
+
+def _plugin_backend(name: str) -> str | None:
+    """The registered name of a plugin backend ``name`` (exactly, else the one that matches ignoring case),
+    or ``None``."""
+    plugins = _plugin_names()
+    if name in plugins:
+        return name
+    same = [n for n in plugins if n.casefold() == name.casefold()]
+    return same[0] if len(same) == 1 else None
+
+
+def _backend_class(name: str) -> Any:
+    return _registry().get(name)
+
+
 def build_backend(cfg: dict[str, Any], *, require_key: bool = True) -> Judge:
     """The backend for a parsed judge config; ``require_key=False`` (dry runs) accepts a missing API key."""
+    plugin = _plugin_backend(str(cfg.get("backend", "")))
+    if plugin:
+        factory = _backend_class(plugin)
+        judge = factory(str(cfg.get("model") or ""))
+        if not isinstance(judge, Judge):
+            raise ConfigError(f"judge backend {plugin!r}: the registered factory returned {type(judge).__name__}, "
+                              "not a vreason.judge.base.Judge")
+        return judge
     backend = str(cfg.get("backend", "")).lower()
     if backend in ("openai", "gemini", "vllm"):
-        from vreason.judge.openai_backend import OpenAIJudge
+        OpenAIJudge = _backend_class("openai")  # noqa: N806 - a class
 
         default_url = {"openai": None, "gemini": GEMINI_URL, "vllm": VLLM_URL}[backend]
         default_env = {"openai": "OPENAI_API_KEY", "gemini": "GEMINI_API_KEY", "vllm": "VLLM_API_KEY"}[
@@ -165,7 +213,7 @@ def build_backend(cfg: dict[str, Any], *, require_key: bool = True) -> Judge:
             kw["timeout"] = float(cfg["timeout"])
         return OpenAIJudge(str(cfg.get("model") or ""), **kw)
     if backend == "transformers":
-        from vreason.judge.hf_backend import TransformersJudge
+        TransformersJudge = _backend_class("transformers")  # noqa: N806 - a class
 
         if not cfg.get("path"):
             raise ConfigError("transformers judge: 'path' to a local checkpoint folder is required")
@@ -176,20 +224,22 @@ def build_backend(cfg: dict[str, Any], *, require_key: bool = True) -> Judge:
             max_side=(cfg.get("image") or {}).get("max_side"),
         )
     if backend == "scripted":
-        from vreason.judge.scripted import ScriptedJudge
+        ScriptedJudge = _backend_class("scripted")  # noqa: N806 - a class
 
         if not cfg.get("script"):
             raise ConfigError("scripted judge: 'script' (a JSONL file) is required")
         return ScriptedJudge(str(cfg["script"]), name=cfg.get("name"), cycle=bool(cfg.get("cycle", False)))
     if backend == "mock":
-        from vreason.judge.mock import MockJudge
+        MockJudge = _backend_class("mock")  # noqa: N806 - a class
 
         return MockJudge(quality=float(cfg.get("quality", 0.5)), seed=int(cfg.get("seed", 0)))
     if backend == "suite":
-        from vreason.judge.suite_answerer import SuiteAnswerer
+        SuiteAnswerer = _backend_class("suite")  # noqa: N806 - a class
 
         return SuiteAnswerer(str(cfg.get("name") or "answerer"))
-    raise ConfigError(f"unknown judge backend {backend!r} (openai, gemini, vllm, transformers, scripted, mock, suite)")
+    others = "".join(f", {n}" for n in _plugin_names())
+    raise ConfigError(f"unknown judge backend {backend!r} (openai, gemini, vllm, transformers, scripted, mock, suite"
+                      f"{others})")
 
 
 def _default_caps(judge: Judge) -> TokenCaps:
