@@ -267,3 +267,15 @@ def test_frames_and_probe_commands_on_box_mp4(opencv_samples):
     res = runner.invoke(app, ["probe", opencv_samples["box.mp4"]])
     info = json.loads(res.output[res.output.index("{"):])
     assert (info["n_frames"], info["declared_frames"], info["frames_exact"]) == (455, 456, True)
+
+
+def test_report_media_of_box_mp4_uses_the_last_decodable_frame(tmp_path, opencv_samples):
+    """The report's thumbnail is the last frame: the one that decodes (454), not the declared count's (455)."""
+    from vreason.frames import counts
+    from vreason.report.media import MediaJob, build_one
+
+    with counts._DECODED_LOCK:
+        counts._DECODED.clear()  # as in a fresh report process: nothing decoded yet
+    res = build_one(MediaJob(video=opencv_samples["box.mp4"], thumb=str(tmp_path / "t.jpg"),
+                             strips={"s": (str(tmp_path / "s.jpg"), [0, 200, 454])}))
+    assert res.error is None and res.built == 2

@@ -128,7 +128,7 @@ def judge_image(paths: list[str], size: int = 256) -> np.ndarray:
 
     firsts, lasts = [], []
     for p in paths:
-        n = probe(p).n_frames
+        n = probe(p, exact=True).n_frames  # the frames that decode (a declared count is a hint)
         a, b = read_frames(p, [0, n - 1])
         firsts.append(a)
         lasts.append(b)

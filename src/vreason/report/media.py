@@ -115,7 +115,7 @@ def build_one(job: MediaJob) -> MediaResult:
         res.cached = int(not todo_thumb) + len(job.strips) - len(todo) + int(bool(job.animation) and not todo_anim)
         if not todo_thumb and not todo and not todo_anim:
             return res
-        info = probe(job.video)
+        info = probe(job.video, exact=True)  # the frames that decode (a declared count is a hint)
         last = max(0, info.n_frames - 1)
         wanted = {last} if todo_thumb else set()
         for _, idx in todo.values():
