@@ -279,3 +279,14 @@ def test_report_media_of_box_mp4_uses_the_last_decodable_frame(tmp_path, opencv_
     res = build_one(MediaJob(video=opencv_samples["box.mp4"], thumb=str(tmp_path / "t.jpg"),
                              strips={"s": (str(tmp_path / "s.jpg"), [0, 200, 454])}))
     assert res.error is None and res.built == 2
+
+
+def test_the_decoded_count_cache_follows_the_file_version(tmp_path, opencv_samples):
+    path = str(tmp_path / "v.avi")
+    shutil.copyfile(opencv_samples["tree.avi"], path)
+    assert probe(path, exact=True).n_frames == 68 and decode_facts(path)["frames_decoded"] == 68
+    shutil.copyfile(opencv_samples["vtest.avi"], path)  # another file at the same path (size and mtime change)
+    os.utime(path, ns=(1, 1))
+    assert decode_facts(path) is None
+    info = probe(path, exact=True)
+    assert info.n_frames == 795 and not info.short_decoded
