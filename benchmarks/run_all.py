@@ -4,7 +4,8 @@ Registered (each found by its file name; pass names to run only some):
 bench_demo (suite scoring against a bare decode of the demo videos, target ≤ 2×),
 bench_generate (API generation throughput vs the ideal against the fake video API, target ≥ 0.8),
 bench_judge, bench_memory (peak RSS of verifying a 4000×4000 video, target < 500 MB),
-bench_synth_validity, bench_video; then ``adversarial_full``: the full adversarial matrix
+bench_soak (10,000 units killed -9 at random points and resumed: units lost / duplicated / re-created
+all 0, peak RSS flat), bench_synth_validity, bench_video; then ``adversarial_full``: the full adversarial matrix
 (tests/test_synth_adversarial.py --adv-full, every variant at every difficulty, a fresh printed seed), which the
 default ``make test`` only samples.
 """
@@ -19,8 +20,8 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 only = sys.argv[1:]
-REGISTERED = ("bench_demo", "bench_generate", "bench_judge", "bench_memory", "bench_pai_c", "bench_synth_validity",
-              "bench_video")
+REGISTERED = ("bench_demo", "bench_generate", "bench_judge", "bench_memory", "bench_pai_c", "bench_soak",
+              "bench_synth_validity", "bench_video")
 failed = []
 paths = sorted(set(glob.glob(os.path.join(here, "bench_*.py"))) | {os.path.join(here, f"{n}.py") for n in REGISTERED})
 for path in paths:
