@@ -15,7 +15,7 @@ so that ``vreason preflight`` and ``vreason run`` can both print
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from vreason.errors import RecordError
@@ -132,15 +132,60 @@ def utf8_lines(data: bytes) -> Iterator[tuple[int, str, str | None]]:
 def jsonl_records(path: str, data: bytes) -> Iterator[tuple[str, Any, str | None, dict[str, str] | None]]:
     """``(where, record, bad_utf8, error)`` per non-blank JSONL line: ``where`` is ``path:line``; a line that
     is not JSON gives ``record=None`` and its load ``error``; ``bad_utf8`` says where undecodable bytes sit
-    (the record is still parsed, so the caller can name the field holding them)."""
+    (the record is still parsed, so the caller can name the field holding them). Reading a file, prefer
+    :func:`jsonl_file_records` (line by line, never the whole file in memory)."""
+    yield from _jsonl_rows(path, ((n, raw, len(raw)) for n, raw in enumerate(data.split(b"\n"), 1)))
+
+
+def jsonl_file_records(path: str) -> Iterator[tuple[str, Any, str | None, dict[str, str] | None]]:
+    """:func:`jsonl_records` of the file at ``path``, read line by line with every line bounded: a line longer
+    than :data:`MAX_RECORD_BYTES` is stepped over in 1 MiB pieces (an error row), so a 100 MB line costs
+    about twice the bound in memory (the buffered read joins its pieces), not the file or ten times the line."""
+    with open(path, "rb") as fh:
+        yield from _jsonl_rows(path, _bounded_lines(fh))
+
+
+def _bounded_lines(fh: Any) -> Iterator[tuple[int, bytes | None, int]]:
+    """``(line number, bytes without the newline or None when too long, size in bytes)``."""
+    n = 0
+    while True:
+        raw = fh.readline(MAX_RECORD_BYTES + 1)
+        if not raw:
+            return
+        n += 1
+        if raw.endswith(b"\n"):
+            yield n, raw[:-1], len(raw) - 1
+            continue
+        if len(raw) <= MAX_RECORD_BYTES:  # the last line, without a newline
+            yield n, raw, len(raw)
+            continue
+        size = len(raw)
+        del raw
+        while True:  # step over the rest of the line without keeping it
+            piece = fh.readline(1 << 20)
+            size += len(piece)
+            if not piece or piece.endswith(b"\n"):
+                break
+        yield n, None, size - (1 if piece.endswith(b"\n") else 0)
+
+
+def _jsonl_rows(path: str, lines: Iterable[tuple[int, bytes | None, int]]
+                ) -> Iterator[tuple[str, Any, str | None, dict[str, str] | None]]:
     import json
 
-    for n, line, bad_utf8 in utf8_lines(data):
-        if not line.strip():
-            continue
+    for n, raw, size in lines:
         where = f"{path}:{n}"
-        if len(line) > MAX_RECORD_BYTES:
-            yield where, None, bad_utf8, load_error(where, WHOLE_RECORD, too_long(len(line)), file=path, line=n)
+        if raw is None or size > MAX_RECORD_BYTES:
+            yield where, None, None, load_error(where, WHOLE_RECORD, too_long(size), file=path, line=n)
+            continue
+        bad_utf8 = None
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            bad = raw[exc.start:exc.end]
+            line = raw.decode("utf-8", errors="surrogateescape")
+            bad_utf8 = f"invalid UTF-8 (byte(s) {bad.hex(' ')} at column {exc.start + 1})"
+        if not line.strip():
             continue
         try:
             yield where, json.loads(line), bad_utf8, None
@@ -206,10 +251,10 @@ def json_or_jsonl_records(path: str, unwrap: Any = None) -> list[tuple[str, Any,
     or a top level that is not a list."""
     import json
 
+    if path.endswith(".jsonl"):
+        return [(where, rec, err) for where, rec, _, err in jsonl_file_records(path)]
     with open(path, "rb") as fh:
         data = fh.read()
-    if path.endswith(".jsonl"):
-        return [(where, rec, err) for where, rec, _, err in jsonl_records(path, data)]
     text = decode_utf8(data)
     del data
     try:

@@ -36,7 +36,7 @@ from vreason.data.loaderrors import (
     decode_utf8,
     field_with_bad_text,
     json_items_with_lines,
-    jsonl_records,
+    jsonl_file_records,
     load_error,
     read_field_map,
 )
@@ -254,10 +254,9 @@ def _read(path: str) -> list[Row]:
         import pandas as pd
 
         return [_object_rows(f"{path}[{i}]", r) for i, r in enumerate(pd.read_parquet(path).to_dict(orient="records"))]
-    with open(path, "rb") as fh:
-        data = fh.read()
     if path.endswith(".json"):
-        text = decode_utf8(data)
+        with open(path, "rb") as fh:
+            text = decode_utf8(fh.read())
         try:
             top = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -274,7 +273,7 @@ def _read(path: str) -> list[Row]:
             return [_object_rows(f"{path} ({key} item {i})", r) for i, r in enumerate(top[key])]
         raise ValueError(f"{path}: expected a JSON list of records, got {type(top).__name__}")
     out: list[Row] = []
-    for where, rec, bad_utf8, err in jsonl_records(path, data):
+    for where, rec, bad_utf8, err in jsonl_file_records(path):  # line by line, each line bounded
         if err is not None:
             out.append((where, None, err))
             continue

@@ -27,7 +27,7 @@ from vreason.data.loaderrors import (
     WHOLE_RECORD,
     RecordFieldError,
     field_with_bad_text,
-    jsonl_records,
+    jsonl_file_records,
     load_error,
 )
 from vreason.records import Mode, RubricItem, Sample, safe_id_from
@@ -224,9 +224,7 @@ def read_records(path: str) -> list[tuple[str, dict[str, Any] | None, dict[str, 
         for i, row in enumerate(df.to_dict(orient="records")):
             out.append((f"{path}[{i}]", row, None))
         return out
-    with open(path, "rb") as fh:
-        data = fh.read()
-    for where, rec, bad_utf8, err in jsonl_records(path, data):
+    for where, rec, bad_utf8, err in jsonl_file_records(path):  # line by line, each line bounded
         if err is not None:
             out.append((where, None, err))
             continue

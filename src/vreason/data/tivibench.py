@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
-from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, jsonl_records, load_error, read_field_map
+from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, jsonl_file_records, load_error, read_field_map
 from vreason.data.tivibench_schema import DIMENSIONS, TASK_TYPES, MetricParams, TiviAnnotation
 from vreason.records import Mode, Sample
 
@@ -160,9 +160,7 @@ def read_annotations(path: str) -> tuple[dict[tuple[str, str], tuple[str, TiviAn
     """``({(dimension, key): (where, annotation)}, errors)``; a bad or duplicate line is an error."""
     out: dict[tuple[str, str], tuple[str, TiviAnnotation]] = {}
     errors: list[dict] = []
-    with open(path, "rb") as fh:
-        data = fh.read()
-    for where, rec, bad_utf8, err in jsonl_records(path, data):
+    for where, rec, bad_utf8, err in jsonl_file_records(path):  # line by line, each line bounded
         if err is not None or bad_utf8:
             errors.append(err or load_error(where, WHOLE_RECORD, bad_utf8 or "unreadable"))
             continue
