@@ -57,6 +57,24 @@ def test_write_image_raises_on_a_failed_write_and_leaves_nothing(tmp_path, monke
     assert sorted(os.listdir(tmp_path)) == ["a.png"]
 
 
+def test_a_full_disk_in_a_generation_worker_stops_instead_of_failing_the_video(tmp_path):
+    import asyncio
+
+    from _full_gen import DiskFullGenerator
+    from vreason.records import Sample
+    from vreason.runner.genpool import GenPool
+
+    pool = GenPool(1)
+    out = str(tmp_path / "a.mp4")
+    try:
+        with pytest.raises(DiskFullError) as err:
+            asyncio.run(pool.generate("f", DiskFullGenerator(), Sample(id="s1", benchmark="t", mode="t2v",
+                                                                        prompt="x"), 0, out, timeout=60.0))
+    finally:
+        pool.shutdown()
+    assert err.value.path == out
+
+
 def _run(runs: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "vreason.cli.main", "run", "synth", "--runs", runs, "--name", "t",
                            *ARGS], capture_output=True, text=True, timeout=600)

@@ -18,6 +18,7 @@ import threading
 import time
 from typing import Any
 
+from vreason.errors import DiskFullError, disk_full
 from vreason.records import Sample, Video, VideoStatus
 from vreason.runner import deathguard
 
@@ -47,7 +48,8 @@ def _worker_main(conn: Any) -> None:
         try:
             conn.send(("ok", _generate_in_worker(held, sample, seed, out_path, check=True)))
         except Exception as exc:  # noqa: BLE001 - e.g. an unpicklable result: reported, the worker lives on
-            conn.send(("err", f"{type(exc).__name__}: {exc}"))
+            full = disk_full(exc)
+            conn.send(("full", full.path) if full else ("err", f"{type(exc).__name__}: {exc}"))
 
 
 class _Worker:
@@ -130,6 +132,9 @@ class GenPool:
             if status == "ok":
                 self._free.append(worker)
                 return value
+            if status == "full":  # not the video's fault: the run stops (exit 4) and resumes it
+                self._free.append(worker)
+                raise DiskFullError(value)
             if status == "err":
                 self._free.append(worker)
                 return _failed(gen, sample, seed, f"generation worker error: {value}")
