@@ -52,6 +52,24 @@ class ConfigError(VReasonError):
     """A command-line or config value is invalid."""
 
 
+class UnknownNameError(ConfigError, KeyError):
+    """A name the user gave (a protocol, generator, judge backend, prompt variant…) is not known. Also a
+    ``KeyError``, so code that looks a name up keeps catching it."""
+
+    def __str__(self) -> str:  # the message, not KeyError's quoted repr
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingFileError(ConfigError, FileNotFoundError):
+    """A file or folder the user named does not exist (or is not what it should be). Also a
+    ``FileNotFoundError``."""
+
+
+class MissingExtraError(ConfigError, ImportError):
+    """An optional extra (or a package it needs) is not installed; the message names what to install. Also
+    an ``ImportError``."""
+
+
 EXIT_DISK_FULL = 4
 """Exit code of a command stopped by a full disk (or a filled quota): nothing computed is lost, and the same
 command resumes once space is freed. (0 ok · 1 crash · 2 usage · 3 finished with errors · 4 disk full ·

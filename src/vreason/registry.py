@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from vreason.errors import MissingExtraError, UnknownNameError
+
 T = TypeVar("T")
 
 
@@ -60,7 +62,7 @@ class Registry(Generic[T]):
         if name not in self._entries:
             close = difflib.get_close_matches(name, self.names(), n=3)
             hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise KeyError(f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names()) or 'none'})")
+            raise UnknownNameError(f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names()) or 'none'})")
         entry = self._entries[name]
         if entry.lazy:
             mod_name, _, attr = entry.target.partition(":")
@@ -68,7 +70,8 @@ class Registry(Generic[T]):
                 mod = importlib.import_module(mod_name)
             except ImportError as exc:
                 need = f" (install the extra: pip install 'vreason[{entry.extra}]')" if entry.extra else ""
-                raise ImportError(f"{self.kind} {name!r} needs {exc.name or exc}{need}") from exc
+                raise MissingExtraError(f"{self.kind} {name!r} needs {exc.name or exc}{need}",
+                                        name=exc.name) from exc
             # importing the module usually registers the real object under the same name
             current = self._entries[name]
             if current.lazy:

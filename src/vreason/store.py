@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 
 from vreason import __version__
-from vreason.errors import disk_full
+from vreason.errors import MissingFileError, disk_full
 from vreason.records import Sample, Score, ScoreStatus, Video
 
 _SCHEMA = """
@@ -151,7 +151,7 @@ class RunStore:
         self.run_dir = os.path.abspath(str(run_dir))
         self.db_path = os.path.join(self.run_dir, "results.sqlite")
         if not create and not os.path.exists(self.db_path):
-            raise FileNotFoundError(f"{self.run_dir}: not a vreason run directory (no results.sqlite)")
+            raise MissingFileError(f"{self.run_dir}: not a vreason run directory (no results.sqlite)")
         os.makedirs(self.run_dir, exist_ok=True)
         self.conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")

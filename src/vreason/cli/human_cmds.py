@@ -7,7 +7,7 @@ import os
 
 import typer
 
-from vreason.errors import ConfigError
+from vreason.errors import ConfigError, MissingExtraError, MissingFileError
 
 USAGE = ("vreason annotate RUN_DIR [--task pairwise|rubric] [--port N] [--dimensions quality,physics] · "
          "vreason annotate export RUN_DIR --out f.jsonl|f.csv · vreason annotate import RUN_DIR f.jsonl|f.csv")
@@ -19,7 +19,7 @@ def _serve(run_dir: str, task: str, port: int, dimensions: list[str]) -> None:
 
         from vreason.human.app import make_app
     except ImportError as exc:
-        raise ImportError("vreason annotate needs the web extra: pip install 'vreason[web]'") from exc
+        raise MissingExtraError("vreason annotate needs the web extra: pip install 'vreason[web]'") from exc
     from vreason.runner.guard import RunLock
 
     # shared: `report` may run beside it; `run` (--force-new) and imports are refused while it serves
@@ -77,7 +77,7 @@ def annotate(
     from vreason.runner.guard import RunLock
 
     if not os.path.isdir(rest[0]):
-        raise FileNotFoundError(f"{rest[0]}: not a vreason run directory")
+        raise MissingFileError(f"{rest[0]}: not a vreason run directory")
     with RunLock(rest[0]).acquire(f"vreason annotate import {rest[0]}"), AnnotationStore(rest[0]) as store:
         try:
             res = import_annotations(store, rest[1])

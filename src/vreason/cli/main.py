@@ -241,7 +241,8 @@ def run(
     Exit codes: 0 all units ok · 2 refused before scoring (usage or input mistake, run folder in use,
     resume with other settings) · 3 finished with errors (units error/unscored, or expected videos
     missing/unreadable; results are saved, --retry-failed re-runs them) · 4 disk full (free space; the
-    same command resumes) · 130 interrupted (the same command resumes) · 1 crash.
+    same command resumes) · 130 interrupted (the same command resumes) · 1 crash (a bug in vreason or a
+    plugin, e.g. a KeyError in its aggregate: the traceback is printed).
     """
     from vreason.runner.outcome import exit_code
     from vreason.runner.run import RunConfig, Runner
@@ -407,10 +408,12 @@ def main() -> None:
 
 
 def _usage_or_crash(exc: Exception) -> None:
-    """A usage or input mistake: one line and exit 2 (otherwise return: the caller re-raises a crash)."""
-    if isinstance(exc, (VReasonError, FileNotFoundError, KeyError, ImportError)):
-        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
-        console.print(Text.assemble(("error", "bold red"), f": {msg}"), soft_wrap=True)
+    """A usage or input mistake: one line and exit 2 (otherwise return: the caller re-raises a crash, exit 1
+    with the traceback). Mistakes are vreason's own errors (``vreason.errors``: raised on purpose, with a
+    message for the user) and a package that is not installed (a missing extra, or a ``--plugin`` module
+    that does not exist); any other exception, e.g. a ``KeyError`` in a plugin's aggregate, is a bug."""
+    if isinstance(exc, (VReasonError, ModuleNotFoundError)):
+        console.print(Text.assemble(("error", "bold red"), f": {exc}"), soft_wrap=True)
         sys.exit(2)
 
 

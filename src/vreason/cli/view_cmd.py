@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 import typer
 
-from vreason.errors import ConfigError
+from vreason.errors import ConfigError, MissingExtraError
 
 
 def _frame(run_dir: str) -> pd.DataFrame:
@@ -249,7 +249,7 @@ def view(
     try:
         import uvicorn
     except ImportError as exc:
-        raise ImportError("vreason view needs the web extra: pip install 'vreason[web]'") from exc
+        raise MissingExtraError("vreason view needs the web extra: pip install 'vreason[web]'") from exc
     app = make_app(run_dirs)
     typer.echo(f"serving {len(run_dirs)} run(s) on http://127.0.0.1:{port}/?token={app.state.token} "
                "(open this URL; Ctrl-C stops)")

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from vreason.data.loaderrors import TOO_DEEP, WHOLE_RECORD, decode_utf8, load_error
+from vreason.errors import MissingFileError
 from vreason.records import Mode, Sample, check_safe_id
 
 ID_COLUMNS = ("video_id", "id", "task_id", "uid", "name", "video")
@@ -104,7 +105,7 @@ def load_pai_c(data: str | os.PathLike) -> tuple[list[Sample], list[dict[str, st
     root = Path(data)
     errors: list[dict[str, str]] = []
     if not (root / "videos").is_dir():
-        raise FileNotFoundError(f"{root}: no videos/ folder (expected the PAI-Bench-C layout: metadata.csv, "
+        raise MissingFileError(f"{root}: no videos/ folder (expected the PAI-Bench-C layout: metadata.csv, "
                                 "videos/, depth_npzs/, sam2_pkls/, captions/)")
     samples: list[Sample] = []
     seen: set[str] = set()

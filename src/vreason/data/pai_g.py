@@ -25,6 +25,7 @@ import os
 from typing import Any
 
 from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, json_or_jsonl_records, load_error
+from vreason.errors import MissingFileError
 from vreason.protocols.base import LoadResult
 from vreason.records import Mode, RubricItem, Sample, check_safe_id
 
@@ -56,17 +57,17 @@ def find_prompt_file(data: str, name: str | None = None) -> str:
     if os.path.isfile(data):
         return data
     if not os.path.isdir(data):
-        raise FileNotFoundError(f"PAI-Bench-G data {data}: no such file or folder")
+        raise MissingFileError(f"PAI-Bench-G data {data}: no such file or folder")
     for cand in ([name] if name else []) + list(PROMPT_FILES):
         p = os.path.join(data, cand)
         if os.path.isfile(p):
             return p
     if name:
-        raise FileNotFoundError(f"PAI-Bench-G data {data}: no prompt file {name!r}")
+        raise MissingFileError(f"PAI-Bench-G data {data}: no prompt file {name!r}")
     found = sorted(f for f in os.listdir(data) if f.endswith((".json", ".jsonl")))
     if len(found) == 1:
         return os.path.join(data, found[0])
-    raise FileNotFoundError(f"PAI-Bench-G data {data}: no prompt file ({', '.join(PROMPT_FILES)}) and "
+    raise MissingFileError(f"PAI-Bench-G data {data}: no prompt file ({', '.join(PROMPT_FILES)}) and "
                             f"{len(found)} other JSON files; name one with --opt prompt_file=NAME")
 
 

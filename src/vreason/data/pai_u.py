@@ -18,6 +18,7 @@ import os
 from typing import Any
 
 from vreason.data.loaderrors import WHOLE_RECORD, field_with_bad_text, json_or_jsonl_records, load_error
+from vreason.errors import MissingFileError
 from vreason.protocols.base import LoadResult
 from vreason.records import Mode, RubricItem, Sample, check_safe_id, safe_id_from
 
@@ -34,16 +35,16 @@ def find_records(data: str) -> str:
     if os.path.isfile(data):
         return data
     if not os.path.isdir(data):
-        raise FileNotFoundError(f"PAI-Bench-U data {data}: no such file or folder")
+        raise MissingFileError(f"PAI-Bench-U data {data}: no such file or folder")
     for pattern in ("test.jsonl", "test.json", "data/test-*.parquet", "*test*.parquet", "*.jsonl", "*.json",
                     "*.parquet", "data/*.parquet"):
         found = sorted(glob.glob(os.path.join(data, pattern)))
         if len(found) == 1:
             return found[0]
         if len(found) > 1:
-            raise FileNotFoundError(f"PAI-Bench-U data {data}: several record files match {pattern} "
+            raise MissingFileError(f"PAI-Bench-U data {data}: several record files match {pattern} "
                                     f"({', '.join(os.path.basename(f) for f in found[:4])}); pass one as --data")
-    raise FileNotFoundError(f"PAI-Bench-U data {data}: no records file (test.jsonl, test.json, *.parquet)")
+    raise MissingFileError(f"PAI-Bench-U data {data}: no records file (test.jsonl, test.json, *.parquet)")
 
 
 def _records(path: str) -> list[tuple[str, Any, dict[str, str] | None]]:

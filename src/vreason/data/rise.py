@@ -26,6 +26,7 @@ from vreason.data.loaderrors import (
     json_list_items,
     load_error,
 )
+from vreason.errors import MissingFileError
 from vreason.records import Mode, RubricItem, Sample, check_safe_id
 
 # task_id prefix → (category slug, display name as in the paper's Table 2)
@@ -73,14 +74,14 @@ def find_json(data: str) -> str:
     if os.path.isfile(data):
         return data
     if not os.path.isdir(data):
-        raise FileNotFoundError(f"RISE data {data!r}: no such file or folder")
+        raise MissingFileError(f"RISE data {data!r}: no such file or folder")
     cand = os.path.join(data, "v5.json")
     if os.path.isfile(cand):
         return cand
     jsons = sorted(f for f in os.listdir(data) if f.lower().endswith(".json"))
     if len(jsons) == 1:
         return os.path.join(data, jsons[0])
-    raise FileNotFoundError(
+    raise MissingFileError(
         f"RISE data folder {data!r}: no v5.json" + (f" and several JSON files ({', '.join(jsons)})" if jsons else "")
     )
 

@@ -30,6 +30,7 @@ from vreason.data.loaderrors import (
     jsonl_file_records,
     load_error,
 )
+from vreason.errors import MissingFileError
 from vreason.records import Mode, RubricItem, Sample, safe_id_from
 
 METRICS: dict[str, str] = {
@@ -203,9 +204,9 @@ def _find_data_file(path: str) -> str:
         parquets = sorted(f for f in os.listdir(path) if f.endswith(".parquet"))
         if parquets:
             return os.path.join(path, parquets[0])
-        raise FileNotFoundError(f"{path}: no data.jsonl or *.parquet found")
+        raise MissingFileError(f"{path}: no data.jsonl or *.parquet found")
     if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no such file")
+        raise MissingFileError(f"{path}: no such file")
     return path
 
 

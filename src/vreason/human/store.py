@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from pydantic import TypeAdapter
 
+from vreason.errors import MissingFileError
 from vreason.human.records import Annotation, PairVote, RubricLabel
 
 _SCHEMA = """
@@ -39,7 +40,7 @@ class AnnotationStore:
         self.run_dir = os.path.abspath(str(run_dir))
         db = os.path.join(self.run_dir, "results.sqlite")
         if not os.path.exists(db):
-            raise FileNotFoundError(f"{self.run_dir}: not a vreason run directory (no results.sqlite)")
+            raise MissingFileError(f"{self.run_dir}: not a vreason run directory (no results.sqlite)")
         self.conn = sqlite3.connect(db, timeout=30, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.executescript(_SCHEMA)

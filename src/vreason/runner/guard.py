@@ -28,7 +28,7 @@ import shutil
 import sys
 from typing import Any
 
-from vreason.errors import ConfigError
+from vreason.errors import ConfigError, MissingFileError
 
 LOCK_NAME = "run.lock"
 PLAN_IGNORED_OPTIONS = frozenset({"run_dir", "out_dir"})
@@ -62,7 +62,7 @@ class RunLock:
     def acquire(self, command: str | None = None) -> RunLock:
         if self.shared:
             if not os.path.isdir(self.run_dir):
-                raise FileNotFoundError(f"{self.run_dir}: no such run directory")
+                raise MissingFileError(f"{self.run_dir}: no such run directory")
         else:
             os.makedirs(self.run_dir, exist_ok=True)
         fh = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open while the lock is held
