@@ -26,6 +26,7 @@ import os
 import platform
 import shutil
 import sys
+import time
 from typing import Any
 
 from vreason.errors import ConfigError, MissingFileError
@@ -79,6 +80,7 @@ class RunLock:
             "command": command or " ".join(sys.argv),
             "since": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
             "purpose": self.purpose,
+            "since_ns": time.time_ns(),  # orders shared holders that started within the same second
         }
         try:
             # holding it, no exclusive holder lives: what the lock file says is stale (a killed run's)
@@ -185,7 +187,7 @@ def _shared_holders(run_dir: str) -> list[dict[str, Any]]:
             continue
         if isinstance(info, dict) and _alive(info.get("pid")):
             out.append(info)
-    return sorted(out, key=lambda i: str(i.get("since")))
+    return sorted(out, key=lambda i: (str(i.get("since")), int(i.get("since_ns") or 0)))
 
 
 def clear_run_dir(run_dir: str) -> None:
