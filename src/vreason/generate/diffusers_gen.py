@@ -7,7 +7,8 @@ that needs an image the pipeline cannot take fails with the reason unless ``t2v_
 Frames, fps, resolution, guidance, steps and negative prompt come from the family's preset
 (:mod:`vreason.generate.presets`), overridable per parameter; the input image is resized to the model's
 size keeping its aspect ratio; the seed drives ``torch.Generator(device).manual_seed(seed)``; the video
-is written as H.264 MP4 at the model's fps with PyAV.
+is written as H.264 MP4 at the model's fps with PyAV, reproducibly (x264 without MB-tree: see
+:func:`vreason.frames.write.write_video`), so one seed gives one file.
 """
 
 from __future__ import annotations
@@ -227,7 +228,8 @@ class DiffusersGenerator(Generator):
         arr = np.asarray(frames[0] if isinstance(frames, list | tuple) or np.ndim(frames) == 5 else frames)
         if arr.dtype != np.uint8:
             arr = (np.clip(arr, 0.0, 1.0) * 255.0).round().astype(np.uint8)
-        write_video(out_path, list(arr), fps=st["fps"])
+        # the same seed must give the same file: x264's MB-tree makes the bytes depend on heap contents
+        write_video(out_path, list(arr), fps=st["fps"], reproducible=True)
         extra: dict[str, Any] = {"pipeline": used, "width": width, "height": height, "seed": int(seed),
                                  "input_image": req.input_image if image is not None else None}
         if dropped:
