@@ -157,6 +157,61 @@ def test_depth_mean_counts_frames_without_valid_pixels_as_zero():
     assert same.result() == pytest.approx(0.0, abs=1e-12) and noise.result() > 0.5
 
 
+def test_depth_with_no_valid_pixel_anywhere_is_the_released_zero_or_unscored_by_option():
+    # released depth_metrics: a frame's error starts at 0.0 and is set only where valid pixels exist, and the
+    # video's value is the mean over frames: no valid pixel in any frame gives 0.0 (a "perfect" score)
+    acc = M.DepthAcc()
+    for _ in range(3):
+        acc.add(np.zeros((4, 4)), RNG.uniform(1, 2, (4, 4)))
+    assert acc.all_empty and acc.result() == 0.0
+    assert acc.result(empty="unscored") is None
+    assert M.DepthAcc().result() is None  # nothing compared at all: never a number
+
+
+def _released_nearest(depth: np.ndarray, h: int, w: int) -> np.ndarray:
+    """torch.nn.functional.interpolate(mode="nearest") index rule, as the released comparison resizes a depth
+    map of another size: src = floor(dst * in / out), written out independently of vreason's helper."""
+    out = np.empty((h, w), dtype=depth.dtype)
+    for y in range(h):
+        for x in range(w):
+            out[y, x] = depth[int(np.floor(y * depth.shape[0] / h)), int(np.floor(x * depth.shape[1] / w))]
+    return out
+
+
+@pytest.mark.parametrize("src,dst", [((6, 8), (12, 16)), ((12, 16), (5, 7)), ((7, 9), (10, 4))])
+def test_depth_maps_of_another_size_are_resized_by_nearest_neighbour_as_released(src, dst):
+    pred = RNG.uniform(0.5, 4, src)
+    gt = RNG.uniform(0.5, 4, dst)
+    want = M.si_rmse_frame(_released_nearest(pred, *dst), gt)
+    acc = M.DepthAcc()
+    acc.add(pred, gt)
+    assert acc.resized == 1 and acc.result() == pytest.approx(want, abs=1e-12)
+    # values are copied, never blended: every resized value is one of the input's
+    assert set(np.unique(M.resize_nearest(pred, *dst))) <= set(np.unique(pred))
+    linear = M.DepthAcc(resize="linear")
+    linear.add(pred, gt)
+    assert linear.result() != pytest.approx(want, abs=1e-9)  # the old rule is a different, named option
+
+
+def test_released_zero_depth_is_counted_beside_the_number():
+    import json
+
+    import pandas as pd
+
+    from vreason.protocols.pai_c_tables import aggregate_pai_c
+
+    def row(sid, value, empty):
+        ev = json.dumps({"details": {"depth_no_valid_pixel": empty}})
+        return {"model": "m", "sample_id": sid, "seed": 0, "metric": "depth_si_rmse", "value": value,
+                "status": "ok", "category": "robotics", "evidence": ev}
+
+    df = pd.DataFrame([row("a", 0.0, True), row("b", 0.8, False), row("c", 0.4, False)])
+    res = aggregate_pai_c(df, [], n_boot=50)
+    got = res.tables["pai_c_metrics"].set_index("metric").loc["depth_si_rmse"]
+    assert got["released_zero"] == 1 and got["n"] == 3 and got["mean"] == pytest.approx(0.4)
+    assert res.summary["depth_no_valid_pixel_scored_0"] == 1
+
+
 def test_npz_frames_stream_equals_np_load(tmp_path):
     arr = RNG.random((5, 7, 9))
     for name, save in (("c.npz", np.savez_compressed), ("u.npz", np.savez)):

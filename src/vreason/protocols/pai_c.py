@@ -47,6 +47,12 @@ class PaiCOptions(SeedOptions):
                                                   "depth_npzs/{id}.npz (released) or recomputed with `depth`.")
     depth_error_cap: float | None = Field(10.0, description="Clip each per-pixel residual to ±cap before squaring "
                                           "(10, the newer released code); null = the older uncapped code.")
+    depth_empty: Literal["zero", "unscored"] = Field(
+        "zero", description="No pixel valid in both depths in any frame: si-RMSE 0.0 as the released code (a "
+        "'perfect' score, counted in the evidence and the report), or unscored.")
+    depth_resize: Literal["nearest", "linear"] = Field(
+        "nearest", description="A predicted depth map of another size than the ground truth's is resized to it "
+        "by nearest neighbour (released), or `linear` (bilinear up, area down: vreason before 2026-11).")
     detector: str | None = Field(None, description="Open-vocabulary detector for segmentation (`--detector`): "
                                  "transformers:/grounding-dino-folder (released: grounding-dino-tiny).")
     segmenter: str | None = Field(None, description="Box-prompted segmenter: transformers:/sam2-video-folder "
@@ -97,7 +103,8 @@ class PaiCOptions(SeedOptions):
     boot_seed: BootSeedField
 
 
-RELEASED = ("canny_preset", "canny_gray", "canny_degenerate", "depth_gt", "depth_error_cap", "seg_labels",
+RELEASED = ("canny_preset", "canny_gray", "canny_degenerate", "depth_gt", "depth_error_cap", "depth_empty",
+            "depth_resize", "seg_labels",
             "seg_propagate", "seg_stride", "seg_gt", "seg_drop_empty", "seg_empty", "max_frames", "lpips_net",
             "n_variants", "dover_input")
 """Options named in the report when they depart from the released code (seg_labels is vreason's closest

@@ -177,26 +177,51 @@ def si_rmse_frame(pred: np.ndarray, gt: np.ndarray, cap: float | None = 10.0) ->
     return float(np.sqrt(np.mean(res ** 2)))
 
 
+def resize_nearest(depth: np.ndarray, height: int, width: int) -> np.ndarray:
+    """Nearest-neighbour resize of a 2-D map: output pixel (y, x) takes input (floor(y·h/H), floor(x·w/W)),
+    the index rule of torch's ``interpolate(mode="nearest")`` and OpenCV's ``INTER_NEAREST`` (the released
+    depth comparison resizes a predicted map of another size this way); values are copied, never blended."""
+    h, w = depth.shape[:2]
+    ys = np.minimum((np.arange(height) * h) // height, h - 1)
+    xs = np.minimum((np.arange(width) * w) // width, w - 1)
+    return np.asarray(depth)[ys[:, None], xs[None, :]]
+
+
 @dataclass
 class DepthAcc:
     cap: float | None = 10.0
+    resize: str = "nearest"
+    """How a predicted map of another size is brought to the ground truth's: ``nearest`` (released) or
+    ``linear`` (bilinear when enlarging, area when shrinking)."""
     frames: list[float | None] = field(default_factory=list)
+    resized: int = 0
 
     def add(self, pred: np.ndarray, gt: np.ndarray) -> None:
         if pred.shape != gt.shape:
-            import cv2
+            self.resized += 1
+            if self.resize == "nearest":
+                pred = resize_nearest(pred, gt.shape[0], gt.shape[1])
+            else:
+                import cv2
 
-            interp = cv2.INTER_LINEAR if gt.shape[0] > pred.shape[0] else cv2.INTER_AREA
-            pred = cv2.resize(pred.astype(np.float32), (gt.shape[1], gt.shape[0]), interpolation=interp)
+                interp = cv2.INTER_LINEAR if gt.shape[0] > pred.shape[0] else cv2.INTER_AREA
+                pred = cv2.resize(pred.astype(np.float32), (gt.shape[1], gt.shape[0]), interpolation=interp)
         self.frames.append(si_rmse_frame(pred, gt, self.cap))
 
     @property
     def empty_frames(self) -> int:
         return sum(v is None for v in self.frames)
 
-    def result(self) -> float | None:
-        """Mean over frames, a frame without a valid pixel counting 0 (released); None if none is valid."""
-        if not self.frames or self.empty_frames == len(self.frames):
+    @property
+    def all_empty(self) -> bool:
+        """No frame had a pixel valid in both maps (the released mean is then 0.0, a 'perfect' score)."""
+        return bool(self.frames) and self.empty_frames == len(self.frames)
+
+    def result(self, *, empty: str = "zero") -> float | None:
+        """Mean over frames, a frame without a valid pixel counting 0 (released ``depth_metrics``: the frame's
+        error starts at 0 and is only set when valid pixels exist). With every frame empty the released mean
+        is 0.0 (``empty="zero"``); ``empty="unscored"`` returns None instead. None when no frame was compared."""
+        if not self.frames or (self.all_empty and empty != "zero"):
             return None
         return float(np.mean([0.0 if v is None else v for v in self.frames]))
 

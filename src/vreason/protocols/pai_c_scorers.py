@@ -156,7 +156,7 @@ class PaiCDepthScorer(_PaiC):
                 raise FileNotFoundError(f"{sample.metadata.get('depth_npz')} is missing (or pass --opt "
                                         "depth_gt=recompute to estimate it with the same model)")
             gt_depths = iter_npz_frames(npz, "data", limit=int(self.o.get("max_frames", M.MAX_FRAMES)))
-        acc = M.DepthAcc(cap=self.o.get("depth_error_cap", 10.0))
+        acc = M.DepthAcc(cap=self.o.get("depth_error_cap", 10.0), resize=self.o.get("depth_resize", "nearest"))
         info = M.PairInfo()
         bs = int(self.o.get("batch_size", 8))
         for batch in _batches(self._pairs(sample, video, info), bs):
@@ -166,14 +166,19 @@ class PaiCDepthScorer(_PaiC):
                 if gd is None:
                     break
                 acc.add(np.asarray(pd_), np.asarray(gd))
-        value = acc.result()
+        empty_rule = self.o.get("depth_empty", "zero")
+        value = acc.result(empty=empty_rule)
         ev = Evidence(details={**self._info(info), "depth_backend": model.name, "released_model":
                                "Video-Depth-Anything (metric depth)", "gt_depth": "recomputed with the same model"
                                if recompute else "depth_npzs", "error_cap": acc.cap, "frames_scored": len(acc.frames),
-                               "frames_without_valid_pixels": acc.empty_frames})
+                               "frames_without_valid_pixels": acc.empty_frames,
+                               "depth_maps_resized": acc.resized, "depth_resize": acc.resize,
+                               # the released 0.0 for a video with no comparable pixel: counted in the report
+                               "depth_no_valid_pixel": acc.all_empty})
         if value is None:
-            return self.fail(sample, video, "no frame has a pixel where both depths are > 0",
-                             status=ScoreStatus.unscored, evidence=ev)
+            reason = ("no frame has a pixel where both depths are > 0 (depth_empty=unscored)" if acc.frames
+                      else "no depth frame was compared")
+            return self.fail(sample, video, reason, status=ScoreStatus.unscored, evidence=ev)
         return [self.ok(sample, video, "depth_si_rmse", value, None, evidence=ev)]
 
 

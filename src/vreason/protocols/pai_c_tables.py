@@ -2,7 +2,9 @@
 
 * ``pai_c_metrics`` — per model and metric: the mean over scored videos (every caption variant is a row,
   as the released ``per_video`` list), its bootstrap interval resampling whole samples (the six variants of
-  one ground truth move together), ``n`` scored, ``unscored`` and ``error`` counts.
+  one ground truth move together), ``n`` scored, ``unscored`` and ``error`` counts, and ``released_zero``: the
+  videos scored by a released rule that yields a number measuring nothing (depth si-RMSE 0.0 when no pixel is
+  valid in both depth maps, ``depth_empty=zero``).
 * ``pai_c_domains`` — the same per model × domain (robotics / driving / egocentric).
 * ``pai_c_global`` — one row per model with the released ``global`` dict (mean of each of ``METRICS``
   over the scored videos) and ``diversity_lpips``.
@@ -28,12 +30,32 @@ EXTRA = ["blur_mse"]
 LOWER_IS_BETTER = {"depth_si_rmse", "blur_mse"}
 
 
+def _details(ev: Any) -> dict[str, Any]:
+    import json
+
+    if isinstance(ev, str):
+        try:
+            ev = json.loads(ev)
+        except ValueError:
+            return {}
+    return (ev or {}).get("details", {}) if isinstance(ev, dict) else {}
+
+
+def _released_zero(ok: pd.DataFrame) -> int:
+    """Scored videos whose depth si-RMSE is the released 0.0 for a video with no pixel valid in both depth maps
+    (a 'perfect' score that measures nothing): shown beside the number, never hidden in the mean."""
+    if "evidence" not in ok or ok.empty or ok["metric"].iloc[0] != "depth_si_rmse":
+        return 0
+    return int(sum(bool(_details(ev).get("depth_no_valid_pixel")) for ev in ok["evidence"]))
+
+
 def _row(part: pd.DataFrame, n_boot: int, level: float, seed: int) -> dict[str, Any]:
     ok = part[part["status"] == "ok"]
     est, lo, hi = bootstrap_ci(ok["value"].astype(float), n_boot=n_boot, level=level, seed=seed,
                                clusters=ok["sample_id"])
     return {"mean": est, "ci_low": lo, "ci_high": hi, "n": int(len(ok)),
-            "unscored": int((part["status"] == "unscored").sum()), "error": int((part["status"] == "error").sum())}
+            "unscored": int((part["status"] == "unscored").sum()), "error": int((part["status"] == "error").sum()),
+            "released_zero": _released_zero(ok)}
 
 
 def _diversity(df: pd.DataFrame, n_variants: int) -> pd.DataFrame:
@@ -75,7 +97,7 @@ def aggregate_pai_c(scores: pd.DataFrame, samples: list[Sample], *, n_variants: 
         est, lo, hi = bootstrap_ci(vals, n_boot=n_boot, level=level, seed=seed)
         metric_rows.append({"model": model, "metric": "diversity_lpips", "mean": est, "ci_low": lo, "ci_high": hi,
                             "n": int(len(vals)), "unscored": int(part["unscored"].sum()),
-                            "error": int(part["error"].sum()), "better": "higher",
+                            "error": int(part["error"].sum()), "released_zero": 0, "better": "higher",
                             "incomplete": int((~part["complete"]).sum())})
         for dom, dpart in part.groupby("category"):
             v = dpart["value"].dropna()
@@ -83,7 +105,7 @@ def aggregate_pai_c(scores: pd.DataFrame, samples: list[Sample], *, n_variants: 
             domain_rows.append({"model": model, "domain": dom or "unknown", "metric": "diversity_lpips", "mean": e,
                                 "ci_low": lo_, "ci_high": hi_, "n": int(len(v)),
                                 "unscored": int(dpart["unscored"].sum()),
-                                "error": int(dpart["error"].sum())})
+                                "error": int(dpart["error"].sum()), "released_zero": 0})
     table = pd.DataFrame(metric_rows)
     res.tables["pai_c_metrics"] = table
     res.tables["pai_c_domains"] = pd.DataFrame(domain_rows)
@@ -105,7 +127,8 @@ def aggregate_pai_c(scores: pd.DataFrame, samples: list[Sample], *, n_variants: 
                 backends[k].append(det[k])
     res.summary = {"global": {r["model"]: {k: v for k, v in r.items() if k != "model"} for r in glob},
                    "models_used": backends, "departing_from_released": departing or {},
-                   "diversity_incomplete": int((~div["complete"]).sum()) if len(div) else 0}
+                   "diversity_incomplete": int((~div["complete"]).sum()) if len(div) else 0,
+                   "depth_no_valid_pixel_scored_0": int(table["released_zero"].sum()) if len(table) else 0}
     declare_formats(res.summary)
     return res
 
