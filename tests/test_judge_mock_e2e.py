@@ -115,6 +115,27 @@ def test_mock_judge_runs_every_judged_protocol_and_is_labelled(tmp_path, name):
     report = os.path.join(run_dir, "report")
     for f in ("report.md", "index.html"):
         assert "judge: mock (not a real model)" in open(os.path.join(report, f), encoding="utf-8").read(), f
+    tables = [f for f in os.listdir(report) if f.endswith(".md") and f != "report.md"]
+    assert tables, os.listdir(report)
+    for f in tables:  # every table file says so too (once), and the summary
+        assert open(os.path.join(report, f), encoding="utf-8").read().count("judge: mock (not a real model)") == 1, f
+    assert json.load(open(os.path.join(report, "summary.json")))["judge_note"].startswith("judge: mock")
+
+
+def test_mock_label_reaches_the_python_api_tables(tmp_path):
+    from vreason.api import evaluate
+
+    args = _rise(str(tmp_path / "fixture"))
+    opts = dict(zip(args[1::2], args[2::2], strict=True))
+    res = evaluate("rise", [opts["--models"]], data=opts["--data"], videos=opts["--videos"],
+                   judge="mock:quality=0.5,seed=1", runs=str(tmp_path / "runs"), workers=1,
+                   options={"n_boot": 50}, quiet=True)
+    assert res.exit_code == 0 and res.tables
+    assert res.note and res.note.startswith("judge: mock (not a real model)")
+    assert all(t.attrs.get("note") == res.note for t in res.tables.values())
+    report = os.path.join(res.run_dir, "report")
+    for f in (f for f in os.listdir(report) if f.endswith(".md")):
+        assert open(os.path.join(report, f), encoding="utf-8").read().count("judge: mock (not a real model)") == 1, f
 
 
 @pytest.mark.timeout(300)

@@ -32,6 +32,9 @@ class Evaluation:
     report_paths: list[str] = field(default_factory=list)
     exit_code: int = 0
     """What ``vreason run`` would exit with: 0 ok, 3 finished with errors (see docs)."""
+    note: str | None = None
+    """``judge: mock (not a real model) …`` when a judge role was the mock judge (also in each table's
+    ``DataFrame.attrs["note"]``): judged numbers that were made up, not measured."""
 
 
 _CLI_TO_API = (("--force-new", "evaluate(..., force_new=True)"), ("--name", "name (evaluate(..., name=...))"),
@@ -112,10 +115,18 @@ def _evaluate(protocol: str, models: Sequence[str], *, data: str | None, videos:
         out_dir = os.path.join(store.run_dir, "report")
         os.makedirs(out_dir, exist_ok=True)
         tables = proto.aggregate(scores, store.samples(), out_dir).tables if len(scores) else {}
+        from vreason.report.build import label_markdown_tables, mock_judge_note
+
+        note = mock_judge_note(scores, store.read_manifest())
+        if note:  # aggregating again rewrote the protocol's table files
+            label_markdown_tables(out_dir, note)
     finally:
         store.close()
+    if note:
+        for table in tables.values():
+            table.attrs["note"] = note
     return Evaluation(run_dir=store.run_dir, summary=summary.as_dict(), tables=dict(tables), scores=scores,
-                      report_paths=list(summary.report_paths), exit_code=exit_code(summary))
+                      report_paths=list(summary.report_paths), exit_code=exit_code(summary), note=note)
 
 
 def evaluate(protocol: str, models: Sequence[str], *, data: str | None = None, videos: str | None = None,

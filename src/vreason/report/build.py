@@ -63,6 +63,8 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
                                       "units") if k in meta}
     html_meta["import_errors"] = meta["import_errors"]
     paths = write_report(result, out_dir, title=title, meta=meta)
+    if note:  # the protocol's own paper-table files (written while aggregating) say it too
+        label_markdown_tables(out_dir, note)
     if html:
         from vreason.report.html import write_html
 
@@ -77,6 +79,22 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
         print_tables(result, console)
         console.print(f"report: {os.path.join(out_dir, 'report.md')}")
     return paths
+
+
+def label_markdown_tables(out_dir: str, note: str) -> None:
+    """Put ``note`` under the title of every Markdown table file in ``out_dir`` that does not carry it yet."""
+    for name in sorted(os.listdir(out_dir)):
+        path = os.path.join(out_dir, name)
+        if not name.endswith(".md") or name == "report.md" or not os.path.isfile(path):
+            continue
+        with open(path, encoding="utf-8") as fh:
+            text = fh.read()
+        if note in text:
+            continue
+        head, sep, rest = text.partition("\n")
+        body = f"{head}\n\n> {note}\n{sep}{rest}" if head.startswith("#") else f"> {note}\n\n{text}"
+        with open(path, "w", encoding="utf-8") as fh:
+            fh.write(body)
 
 
 def mock_judge_note(df: Any, manifest: dict[str, Any]) -> str | None:

@@ -213,6 +213,9 @@ def write_report(
         if failures is None:
             failures = failures_table(scores)
     written: list[str] = []
+    # a run judged by the mock judge says so in every Markdown table and in summary.json, not only here
+    judge_note = str(meta["note"]) if str(meta.get("note", "")).startswith("judge: mock") else ""
+    table_note = f"> {md_text(judge_note)}\n\n" if judge_note else ""
 
     names = _ordered_names(result)
     stems: dict[str, str] = {}
@@ -224,7 +227,7 @@ def write_report(
         table = result.tables[name]
         csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
         table.to_csv(csv_path, index=False)
-        md_path.write_text(f"# {name}\n\n{_markdown(table, _format(result, name))}\n", encoding="utf-8")
+        md_path.write_text(f"# {name}\n\n{table_note}{_markdown(table, _format(result, name))}\n", encoding="utf-8")
         written += [str(md_path), str(csv_path)]
     if unit_failures is not None:
         unit_failures.to_csv(out / "failed_units.csv", index=False)
@@ -234,8 +237,10 @@ def write_report(
         written.append(str(out / "failures.csv"))
 
     summary_path = out / "summary.json"
-    summary_path.write_text(json.dumps(_jsonable(result.summary), indent=2, allow_nan=False) + "\n",
-                            encoding="utf-8")
+    summary = dict(result.summary) if isinstance(result.summary, dict) else {"summary": result.summary}
+    if judge_note:
+        summary = {"judge_note": judge_note, **summary}
+    summary_path.write_text(json.dumps(_jsonable(summary), indent=2, allow_nan=False) + "\n", encoding="utf-8")
     written.append(str(summary_path))
 
     lines, details = _header(title, meta)
