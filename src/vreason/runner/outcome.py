@@ -9,6 +9,8 @@ Exit codes of ``vreason run`` (also in ``vreason run --help`` and the README):
 * ``3`` — finished with errors: some units ended ``error`` or ``unscored``, or expected videos were
   missing, failed or unreadable; everything else was computed and saved (``--retry-failed`` re-runs
   the failed units);
+* ``4`` — the disk filled up while writing (one line names the file); nothing recorded is lost and no
+  temporary file is left: free space and run the same command to resume;
 * ``130`` — interrupted (Ctrl-C); finished units are saved, the same command resumes.
 """
 
@@ -29,7 +31,8 @@ EXIT_INTERRUPTED = 130
 EXIT_CODES_HELP = (
     "Exit codes: 0 all units ok; 2 refused before scoring (usage or input mistake, run folder in use, "
     "resume with other settings); 3 finished with errors (units error/unscored or expected videos "
-    "missing/unreadable; results saved); 130 interrupted (resume with the same command); 1 crash."
+    "missing/unreadable; results saved); 4 disk full (free space, run the same command); "
+    "130 interrupted (resume with the same command); 1 crash."
 )
 
 START_SHARE = 0.5
