@@ -13,12 +13,17 @@ never refused for a held lock). Printed at the end, each measured from the run's
 * **peak memory**: the driver's resident set (its workers' added) sampled every 0.25 s, per segment and as a
   timeline over the work done: it should stay flat.
 
-The first three must be 0 (exit 1 otherwise). This soak has no judge (the suite is verified by code); the
-judged fault paths are covered by the judge tests.
+The first three must be 0 (exit 1 otherwise). The suite is verified by code, so this mode has no judge.
+
+``--judged`` soaks a judged protocol instead (``soak_judged.py``): PAI-Bench-U items answered by a loopback
+OpenAI-compatible judge started here, of which ``--fault-rate`` (15%) of the requests fault (HTTP 500/503,
+429 with Retry-After, HTML or empty-choices 200 bodies, replies past the timeout), with the same kills and
+resumes; it prints units lost, duplicated, re-created, unscored by reason, judge requests per unit and memory.
 
     python benchmarks/bench_soak.py [--units 10000] [--kills 6] [--seed 0] [--workers 2] [--keep DIR]
+    python benchmarks/bench_soak.py --judged [--units 10000] [--kills 6] [--fault-rate 0.15]
 
-``--units 150 --kills 2`` is a quick run (about a minute).
+``--units 150 --kills 2`` is a quick run (about a minute); ``--judged --units 300 --kills 2`` too.
 """
 
 from __future__ import annotations
@@ -185,7 +190,17 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=0, help="seed of the kill points")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--keep", default=None, help="work in this folder and keep it (default: a temporary one)")
+    ap.add_argument("--judged", action="store_true", help="soak PAI-U against a faulting loopback judge")
+    ap.add_argument("--fault-rate", type=float, default=0.15, help="share of judge requests that fault (--judged)")
     a = ap.parse_args()
+    if a.judged:
+        from soak_judged import judged_soak, report
+
+        with tempfile.TemporaryDirectory(prefix="vreason-soak-judged-") as tmp:
+            root = a.keep or tmp
+            os.makedirs(root, exist_ok=True)
+            r = judged_soak(a.units, a.kills, a.seed, a.workers, root, a.fault_rate)
+        return report(r, a.kills)
     with tempfile.TemporaryDirectory(prefix="vreason-soak-") as tmp:
         root = a.keep or tmp
         os.makedirs(root, exist_ok=True)
