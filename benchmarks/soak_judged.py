@@ -195,6 +195,8 @@ def judged_soak(units: int, kills: int, seed: int, workers: int, root: str, faul
         zero_unscored = c.execute("SELECT COUNT(*) FROM scores WHERE status != 'ok' AND value IS NOT NULL")\
             .fetchone()[0]
         correct = c.execute("SELECT COUNT(*), SUM(value) FROM scores WHERE status = 'ok'").fetchone()
+        cached, recorded = c.execute("SELECT SUM(json_extract(json, '$.evidence.judge.cached')), "
+                                     "SUM(json_extract(json, '$.evidence.judge.requests')) FROM scores").fetchone()
     lost = len(expected - set(have))
     duplicated = sum(1 for k, n in rows.items() if n > have.get(k, 0)) + len(set(rows) - set(have))
     return {"planned": units, "samples": len(samples), "status": status, "lost": lost, "duplicated": duplicated,
@@ -202,6 +204,7 @@ def judged_soak(units: int, kills: int, seed: int, workers: int, root: str, faul
             "last_exit": segments[-1]["exit"], "requests": srv.count, "served": dict(script.served),
             "items_asked_more_than_once": sum(1 for n in script.asked.values() if n > 1),
             "reasons": dict(reasons), "unscored_with_value": zero_unscored,
+            "cached": int(cached or 0), "recorded_requests": int(recorded or 0),
             "ok_scores": correct[0], "ok_correct": int(correct[1] or 0), "fault_rate": fault_rate,
             "segments": segments, "timeline": timeline, "seconds": seconds}
 
@@ -231,6 +234,9 @@ def report(r: dict, kills: int) -> int:
     print(f"  judge requests {r['requests']} for {n} units: {r['requests'] / n:.3f} per unit; faults served "
           f"{faults} ({', '.join(f'{k} {served.get(k, 0)}' for k in FAULTS)}), answers {served.get('answer', 0)}; "
           f"answers beyond one per unit (in flight at a kill) {served.get('answer', 0) - r['ok_scores']}")
+    print(f"  requests recorded in the scores' evidence {r['recorded_requests']} (the rest were in flight at a kill), "
+          f"items asked more than once {r['items_asked_more_than_once']}; "
+          f"units answered from the judge cache {r['cached']} (answered before a kill, recorded after)")
     print(f"  final unit status: {r['status']}; last exit {r['last_exit']}; correct {r['ok_correct']} of "
           f"{r['ok_scores']} scored")
     print(f"  units unscored/error by reason: {r['reasons'] or '{}'}; with a value (scored 0): "
