@@ -18,7 +18,8 @@ def test_run_tivibench_options_and_default_seeds(tmp_path):
     video(str(vids / "SL_medium_gamerule_001" / "SL_medium_gamerule_001-0.mp4"))
     res = CliRunner().invoke(app, ["run", "tivibench", "--runs", str(tmp_path / "runs"), "--name", "d", "--data", data,
                                    "--videos", str(vids), "--models", "mine", "--features", "classical:hog-hsv",
-                                   "--detector", "transformers:/nowhere", "--device", "cpu", "--dry-run"])
+                                   "--detector", "transformers:/nowhere", "--device", "cpu", "--judge", "mock",
+                                   "--dry-run"])
     assert res.exit_code == 0, res.output
     cfg = json.load(open(os.path.join(tmp_path, "runs", "d", "manifest.json")))["config"]
     assert cfg["seeds"] == [0, 1, 2, 3, 4]
