@@ -224,11 +224,13 @@ def report(r: dict, kills: int) -> int:
         step = max(1, len(tl) // 10)
         print("  RSS over time (s, units done, MB): " + ", ".join(
             f"({t:.0f}, {w}, {rss / 1024:.0f})" for t, w, rss in tl[::step]))
-        live = [rss for _, _, rss in tl if rss]
+        live = [rss for _, done, rss in tl if rss and done < n]  # while units were being scored
+        tail = [rss for _, done, rss in tl if rss and done >= n]  # after the last unit: aggregate, manifest
         half = len(live) // 2
         if half:
-            print(f"  RSS first half max {max(live[:half]) / 1024:.0f} MB, second half max "
-                  f"{max(live[half:]) / 1024:.0f} MB")
+            print(f"  RSS while scoring: first half max {max(live[:half]) / 1024:.0f} MB, second half max "
+                  f"{max(live[half:]) / 1024:.0f} MB; after the last unit (aggregation) max "
+                  f"{max(tail, default=0) / 1024:.0f} MB")
     served = r["served"]
     faults = sum(v for k, v in served.items() if k != "answer")
     print(f"  judge requests {r['requests']} for {n} units: {r['requests'] / n:.3f} per unit; faults served "
