@@ -94,6 +94,28 @@ def test_sequence_other_card_changing_colour_fails():
     assert not res.passed and res.score == 0.5
 
 
+@pytest.mark.parametrize("seed", [204866161, int(np.random.default_rng().integers(1 << 30))])
+def test_sequence_any_card_recoloured_to_any_palette_colour_fails_under_an_exposure_and_hue_camera(seed):
+    """Every palette colour on another card fails, even when the scene's few saturated objects make a global hue
+    correction absorb part of it (seed 204866161: green → teal beside one other green card passed before);
+    the same scene under an honest exposure/hue camera passes."""
+    from vreason.synth.sequence import render_row
+    from vreason.synth.shapes import PALETTE
+
+    i = make_instance("sequence", "medium", 0, seed, CFG)
+    st = i.state
+    fam = get_family("sequence")
+    honest = exposure(hue_shift([i.first_frame] * 4 + [i.final_frame] * 8, 6), 1.1)
+    assert fam.verify(honest, st, CFG).passed, f"seed {seed}"
+    j = next(k for k in range(st["n"]) if k != st["missing"])
+    for colour in (list(v) for v in PALETTE.values() if list(v) != list(st["cells"][j]["color"])):
+        changed = {**st, "cells": [dict(c, color=colour) if k == j else c for k, c in enumerate(st["cells"])]}
+        fr = render_row(changed, CFG, st["answer"])
+        res = fam.verify([i.first_frame] * 4 + [fr] * 8, st, CFG)
+        assert not res.passed, (seed, st["cells"][j]["color"], colour)
+        assert res.evidence["recoloured_cards"] or res.evidence["changed_px"] > 0, (seed, colour)
+
+
 def _ball(i, fps: float, seconds: float, release: float = 0.0, **change):
     from vreason.synth.gravity import _render, simulate_at
 

@@ -98,6 +98,43 @@ def render_row(state: dict[str, Any], cfg: RenderConfig, fill: dict[str, Any] | 
     return img
 
 
+def _recoloured_cards(state: dict[str, Any], ref: np.ndarray, frames: list[np.ndarray], ref_small: np.ndarray,
+                      mask: np.ndarray) -> list[dict[str, Any]]:
+    """Cards (other than the blank one) whose element reads as another palette colour in some frame: the
+    first such frame per card, with the colour read. ``frames`` are the stabilised frames; each frame's
+    per-channel exposure (gain/offset against ``ref_small`` on ``mask``) is undone on the colours read."""
+    import cv2
+
+    names = list(PALETTE)
+    pal = np.array([PALETTE[n] for n in names], dtype=np.float32)
+    out, cards = [], []
+    h, w = frames[0].shape[:2] if frames else ref.shape[:2]
+    sy, sx = h / ref.shape[0], w / ref.shape[1]
+    for i, spec in enumerate(state["cells"]):
+        if i == state["missing"]:
+            continue
+        x0, y0, x1, y1 = cell_rect(state, i)
+        cell = ref[y0:y1, x0:x1].astype(np.float32)
+        ink = np.abs(cell - np.array(spec["color"], np.float32)).max(axis=2) < 30
+        ink = cv2.erode(ink.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+        if ink.sum() < 12:  # too small to read a colour from (never for the suite's sizes)
+            continue
+        ys, xs = np.nonzero(ink)
+        ys = np.clip(((ys + y0) * sy).astype(int), 0, h - 1)
+        xs = np.clip(((xs + x0) * sx).astype(int), 0, w - 1)
+        cards.append((i, ys, xs, names[int(np.argmin(np.abs(pal - np.array(spec["color"], np.float32)).sum(axis=1)))]))
+    fixes = [ft.colour_fix(fr, ref_small, mask) for fr in frames] if cards else []
+    for i, ys, xs, want in cards:
+        for fi, fr in enumerate(frames):
+            gain, off = fixes[fi]
+            mean = (fr[ys, xs].reshape(-1, 3).astype(np.float32).mean(axis=0) - off) / gain
+            got = names[int(np.argmin(np.linalg.norm(pal - mean, axis=1)))]
+            if got != want:
+                out.append({"card": i, "frame": fi, "expected": want, "read": got})
+                break
+    return out
+
+
 def _static_box(state: dict[str, Any]) -> tuple[int, int, int, int]:
     """The cards on the longer side of the blank one (never changing): what a camera shake is measured on."""
     n, miss = state["n"], state["missing"]
@@ -257,6 +294,11 @@ class Sequence(TaskFamily):
             if v > worst:
                 worst, worst_frame = v, fi
 
+        # every other card keeps its element's colour in every frame: each card's element pixels (from the
+        # render, eroded off their anti-aliased rim) are read as the nearest palette colour, which must be the
+        # card's own; read under the frame's exposure correction only (a global hue correction fitted on a
+        # scene whose few saturated objects include the recoloured one absorbs half of the recolour)
+        wrong_colour = _recoloured_cards(state, ref, frames, ref_small, mask)
         # the filled cell in the last frames, against the candidates
         k = min(3, len(frames))
         names = ["answer", "empty"] + [f"distractor_{i}" for i in range(len(state["distractors"]))]
@@ -275,7 +317,7 @@ class Sequence(TaskFamily):
         checks = {
             "cell_filled": names[int(order[0])] != "empty",
             "right_element": int(order[0]) == 0 and d_ans <= 0.8 * d_other and d_ans <= ANSWER_MAX,
-            "others_unchanged": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL,
+            "others_unchanged": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL and not wrong_colour,
         }
         evidence = {
             "distances": {nm: round(d, 2) for nm, d in zip(names, dist, strict=True)},
@@ -283,7 +325,7 @@ class Sequence(TaskFamily):
             "rules": state["rules"],
             "missing_cell": state["missing"], "changed_px": worst, "changed_px_frame": worst_frame,
             "changed_px_limit": CHANGE_PX_MAX, "change_level": CHANGE_LEVEL, "frames_used": k,
-            "solid_change": solid, "solid_change_limit": SOLID_LEVEL,
+            "solid_change": solid, "solid_change_limit": SOLID_LEVEL, "recoloured_cards": wrong_colour,
             "camera_shift_max_px": float(np.abs(np.array(shifts)).max()),
         }
         import cv2
