@@ -65,7 +65,8 @@ def _timeline(n: int) -> tuple[int, int]:
 @family
 class Connect(TaskFamily):
     name = "connect"
-    version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
+    version = "3"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11);
+    # 3: no pair's dots share a row or a column
     directional = True
     process_rule = True
     decode_scale = 0.5
@@ -83,7 +84,10 @@ class Connect(TaskFamily):
                     st = free[int(rng.integers(len(free)))]
                     p = _walk(rng, n, st, int(rng.integers(min_len, min_len + 4)), used)
                     a, b = p[0], p[-1]
-                    if len(p) - 1 >= min_len and abs(a[0] - b[0]) + abs(a[1] - b[1]) >= 2:
+                    # the dots never share a row or a column: a straight stroke from dot to dot always leaves
+                    # the board's paths (version 2 let both pairs of an easy board lie in line, about one
+                    # board in eight, where a straight "diagonal" stroke was the honest solution)
+                    if len(p) - 1 >= min_len and a[0] != b[0] and a[1] != b[1]:
                         ok = True
                         break
                 if not ok:
