@@ -5,6 +5,8 @@ held to the end, a too-short video named), sliding read after a +12° hue shift.
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -94,7 +96,7 @@ def test_sequence_other_card_changing_colour_fails():
     assert not res.passed and res.score == 0.5
 
 
-@pytest.mark.parametrize("seed", [204866161, int(np.random.default_rng().integers(1 << 30))])
+@pytest.mark.parametrize("seed", [204866161, int(os.environ.get("VREASON_ADV_SEED", "1"))])  # the run's printed seed
 def test_sequence_any_card_recoloured_to_any_palette_colour_fails_under_an_exposure_and_hue_camera(seed):
     """Every palette colour on another card fails, even when the scene's few saturated objects make a global hue
     correction absorb part of it (seed 204866161: green → teal beside one other green card passed before);
