@@ -52,7 +52,7 @@ def _decode(path: str) -> tuple[str, float, int]:
 
 
 def _score(job: tuple) -> tuple[str, float, bool | None, str]:
-    from vreason.scoring import ScoreContext
+    from vreason.core.scoring import ScoreContext
     from vreason.synth.scorer import SynthVerifierScorer
 
     sample, video, workdir = job

@@ -27,10 +27,10 @@ import sys
 import tempfile
 import time
 
+from vreason.core.records import Mode, Sample
 from vreason.generate.base import GenContext
 from vreason.generate.job_ledger import ledger_totals
 from vreason.generate.sora import SoraGenerator
-from vreason.records import Mode, Sample
 from vreason.testing.fake_video_api import FakeVideoAPI
 
 

@@ -60,9 +60,9 @@ def _child(case: str, video: str, sample_json: str) -> None:
     """Run one case in this (fresh) process and print its memory as JSON."""
     import numpy as np  # noqa: F401 - imported before the baseline, as every case needs it
 
+    from vreason.core.records import Sample, Video
+    from vreason.core.scoring import ScoreContext
     from vreason.frames import resize_max_side
-    from vreason.records import Sample, Video
-    from vreason.scoring import ScoreContext
     from vreason.synth.scorer import SynthVerifierScorer
 
     base = _current_rss_mb()

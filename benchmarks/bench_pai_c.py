@@ -157,9 +157,9 @@ def _released(gt_path: str, pred_path: str, max_frames: int) -> dict:
 
 
 def _vreason(gt_path: str, pred_path: str, max_frames: int, threads: int) -> dict:
+    from vreason.core.records import Sample, Video
+    from vreason.core.scoring import ScoreContext
     from vreason.protocols.pai_c_scorers import PaiCFidelityScorer
-    from vreason.records import Sample, Video
-    from vreason.scoring import ScoreContext
 
     sample = Sample(id="task_0001", benchmark="pai-c", prompt="x", reference_video=os.path.abspath(gt_path))
     video = Video(sample_id="task_0001", model="m", path=pred_path)

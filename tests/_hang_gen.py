@@ -7,9 +7,9 @@ import time
 
 import numpy as np
 
+from vreason.core.records import Video
 from vreason.frames.write import write_video
 from vreason.generate.base import Generator
-from vreason.records import Video
 
 
 class HangingGenerator(Generator):

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from vreason.core.records import Sample, Score
 from vreason.frames import write_video
-from vreason.records import Sample, Score
 
 
 def image(path: str, w: int = 64, h: int = 48, color=(200, 30, 30)) -> str:

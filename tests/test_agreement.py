@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from vreason.core.records import Evidence, JudgeEvidence, Score, ScoreStatus
 from vreason.human.agreement import (
     agreement_tables,
     cohen_kappa,
@@ -23,7 +24,6 @@ from vreason.human.agreement import (
 from vreason.human.agreement_links import METRIC_LINKS, judge_cells
 from vreason.human.records import PairVote, RubricLabel
 from vreason.human.store import AnnotationStore
-from vreason.records import Evidence, JudgeEvidence, Score, ScoreStatus
 from vreason.store import RunStore
 
 

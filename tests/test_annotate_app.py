@@ -13,11 +13,11 @@ from typer.testing import CliRunner
 
 from _serve import serve
 from vreason.cli.main import app as cli
+from vreason.core.records import Video
 from vreason.human.app import make_app
 from vreason.human.records import PairVote, RubricLabel
 from vreason.human.schedule import Question, VideoTask, next_pair, next_video, pair_tasks, qkey
 from vreason.human.store import AnnotationStore
-from vreason.records import Video
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
 
@@ -248,8 +248,8 @@ def test_export_and_import_round_trip_with_a_bad_row(run_dir, tmp_path):
 
 
 def test_protocol_questions_on_native_scales():
+    from vreason.core.records import RubricItem, Sample
     from vreason.human.questions import questions_for
-    from vreason.records import RubricItem, Sample
 
     items = [RubricItem(text="q0", dimension="Rule Coherence"), RubricItem(text="q1", kind="step"),
              RubricItem(text="q2", kind="step")]

@@ -17,8 +17,8 @@ from collections import Counter
 import pytest
 import yaml
 
+from vreason.core.records import VideoStatus
 from vreason.generate.job_ledger import JobLedger, ledger_totals
-from vreason.records import VideoStatus
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
 from vreason.testing.fake_video_api import FakeVideoAPI
@@ -174,9 +174,9 @@ def test_http_job_api_finds_the_job_by_client_reference(tmp_path):
     a connection refused (nothing sent) is simply sent again."""
     import asyncio
 
+    from vreason.core.records import Mode, Sample
     from vreason.generate.base import GenContext
     from vreason.generate.http_job import HttpJobGenerator
-    from vreason.records import Mode, Sample
 
     with FakeVideoAPI(latency=0.03, after_create=["500", "drop", "stall"], stall_s=3.0,
                       transient={"create": [429]}) as api:
@@ -228,9 +228,9 @@ def test_sora_lookup_does_not_guess_between_two_inputs_with_one_prompt(tmp_path,
 
     from PIL import Image
 
+    from vreason.core.records import Mode, Sample
     from vreason.generate.base import GenContext
     from vreason.generate.sora import SoraGenerator
-    from vreason.records import Mode, Sample
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     samples = []

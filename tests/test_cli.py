@@ -117,8 +117,8 @@ def test_ruler_draft_checklist_and_enhance(tmp_path):
 
 def test_every_declared_entry_resolves():
     """Each lazy registry entry imports and names itself as declared (no stale catalog lines)."""
+    from vreason.core.registry import benchmarks, judges, load_builtins, scorers
     from vreason.judge.base import Judge
-    from vreason.registry import benchmarks, judges, load_builtins, scorers
 
     load_builtins()
     for name in scorers.names():

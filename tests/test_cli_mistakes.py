@@ -72,7 +72,7 @@ def test_unknown_opt_key_is_rejected_with_the_known_ones(tmp_path):
 def test_options_the_protocols_read_are_known():
     """Every built-in protocol declares its options as a typed model: declared keys pass, others are refused
     (that the code reads only declared options is tested in test_protocol_options.py)."""
-    from vreason.registry import benchmarks, load_builtins
+    from vreason.core.registry import benchmarks, load_builtins
     from vreason.runner.checks import OptionsError, check_options, known_option_keys
 
     load_builtins()

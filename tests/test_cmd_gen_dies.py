@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from vreason.records import VideoStatus
+from vreason.core.records import VideoStatus
 from vreason.store import RunStore
 from vreason.testing.fake_video_api import tiny_mp4
 

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from conftest import gradient_frames
+from vreason.core.errors import VideoError, VideoTooShortError, VideoUnreadableError
+from vreason.core.records import Sample, ScoreStatus, Video
 from vreason.data.preflight import preflight
-from vreason.errors import VideoError, VideoTooShortError, VideoUnreadableError
 from vreason.frames import decode_check, probe, read_all, read_frames, sample_frames, write_video
-from vreason.records import Sample, ScoreStatus, Video
 
 N = 48
 CODECS = ["libx264", "mpeg4"]
@@ -124,7 +124,7 @@ def test_mp4_decoding_short_of_its_declared_count_names_both_counts(tmp_path):
 
 @pytest.mark.parametrize("kind", list(DAMAGE))
 def test_synth_scorer_reports_a_damaged_video_as_an_error(tmp_path, kind):
-    from vreason.scoring import ScoreContext
+    from vreason.core.scoring import ScoreContext
     from vreason.synth.base import RenderConfig
     from vreason.synth.scorer import SynthVerifierScorer
     from vreason.synth.suite import make_instance, make_sample

@@ -14,7 +14,7 @@ import sys
 import numpy as np
 import pytest
 
-from vreason.errors import EXIT_DISK_FULL, DiskFullError, disk_full
+from vreason.core.errors import EXIT_DISK_FULL, DiskFullError, disk_full
 from vreason.frames.write import write_image
 from vreason.store import RunStore
 
@@ -61,7 +61,7 @@ def test_a_full_disk_in_a_generation_worker_stops_instead_of_failing_the_video(t
     import asyncio
 
     from _full_gen import DiskFullGenerator
-    from vreason.records import Sample
+    from vreason.core.records import Sample
     from vreason.runner.genpool import GenPool
 
     pool = GenPool(1)

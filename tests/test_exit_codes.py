@@ -13,7 +13,7 @@ VREASON = [sys.executable, "-m", "vreason.cli.main"]
 
 BAD_AGGREGATE = '''
 from slowproto import SlowProtocol
-from vreason.registry import benchmarks
+from vreason.core.registry import benchmarks
 
 
 @benchmarks.register("badagg")

@@ -7,8 +7,8 @@ import copy
 import pytest
 
 from test_mmecof_loader import RECORDS, write
+from vreason.core.errors import ConfigError
 from vreason.data.mmecof import hint_inputs, load_mmecof
-from vreason.errors import ConfigError
 from vreason.protocols.mmecof import MmeCofProtocol
 
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from fixtures_rise import maze_frames
-from vreason.errors import VideoError
+from vreason.core.errors import VideoError
+from vreason.core.records import Sample
 from vreason.frames import policy, write_video
 from vreason.protocols.rise import RiseProtocol
 from vreason.protocols.rise_scorers import RisePuzzleVerifier, ra_policy
-from vreason.records import Sample
 from vreason.verify.rise_maze import verify_maze_frames, verify_maze_video
 from vreason.verify.rise_symmetry import verify_symmetry
 

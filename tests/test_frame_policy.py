@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.frames.policy import PRESETS, FramePolicy, policy
 
 

@@ -11,13 +11,13 @@ import sqlite3
 import pytest
 from PIL import Image
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
+from vreason.core.records import Mode, Sample, VideoStatus
 from vreason.generate.base import GenContext
 from vreason.generate.http_job import HttpJobGenerator
 from vreason.generate.job_ledger import LEDGER_FILE, ledger_totals
 from vreason.generate.sora import SoraGenerator
 from vreason.generate.veo import VeoGenerator
-from vreason.records import Mode, Sample, VideoStatus
 from vreason.testing.fake_video_api import Behavior, FakeVideoAPI
 
 OPENAI_KEY = "sk-fake-SECRET-openai-0123456789"

@@ -16,9 +16,9 @@ import time
 import pytest
 import yaml
 
+from vreason.core.records import VideoStatus
 from vreason.generate.job_ledger import LEDGER_FILE, ledger_totals
 from vreason.generate.sora import SoraGenerator
-from vreason.records import VideoStatus
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
 from vreason.testing.fake_video_api import Behavior, FakeVideoAPI
@@ -183,7 +183,7 @@ def test_kill_9_during_polling_then_resume_creates_nothing_again(tmp_path, oracl
 
 
 def test_real_run_without_a_key_stops_before_sending(tmp_path, monkeypatch):
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeVideoAPI() as api:

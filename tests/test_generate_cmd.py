@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from vreason.records import VideoStatus
+from vreason.core.records import VideoStatus
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
 

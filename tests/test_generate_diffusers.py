@@ -11,8 +11,8 @@ from typer.testing import CliRunner
 
 from _hang_gen import HangingGenerator
 from vreason.cli.main import app
+from vreason.core.records import Sample, VideoStatus
 from vreason.frames.video import read_all
-from vreason.records import Sample, VideoStatus
 from vreason.runner.genpool import GenPool
 from vreason.store import RunStore
 

@@ -6,9 +6,9 @@ import sys
 
 import pytest
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
+from vreason.core.records import VideoStatus
 from vreason.generate.spec import generator_kinds, parse_entry, parse_models
-from vreason.records import VideoStatus
 from vreason.runner.guard import PlanMismatchError
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
@@ -75,7 +75,7 @@ def test_bad_target_or_params_stop_the_run_before_anything(tmp_path, script):
 
 def test_a_registered_plugin_generator_generates(tmp_path):
     from _hang_gen import HangingGenerator
-    from vreason.registry import generators
+    from vreason.core.registry import generators
 
     generators.register("plugin-gen")(HangingGenerator)
     cfg = RunConfig(protocol="synth", run_dir=str(tmp_path / "r"), models=["plugin-gen"], seeds=[1],

@@ -3,10 +3,10 @@ import json
 import pytest
 
 from conftest import gradient_frames
+from vreason.core.records import Sample
 from vreason.data.importer import read_manifest, scan
 from vreason.data.preflight import preflight
 from vreason.frames import write_video
-from vreason.records import Sample
 
 
 def _vid(path, n=8):

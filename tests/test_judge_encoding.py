@@ -15,6 +15,8 @@ import pytest
 from PIL import Image
 
 from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, ruler_dataset, user_parts
+from vreason.core.records import RubricItem, Sample, Video
+from vreason.core.scoring import ScoreContext
 from vreason.data.ruler import load_ruler
 from vreason.frames import write_video
 from vreason.judge.base import ImagePart, JudgeRequest, TextPart, image_part_from_file
@@ -28,8 +30,6 @@ from vreason.protocols.rise_scorers import (
     RiseVisualQuality,
 )
 from vreason.protocols.ruler import RulerChecklistScorer
-from vreason.records import RubricItem, Sample, Video
-from vreason.scoring import ScoreContext
 from vreason.testing.loopback import LoopbackServer
 
 

@@ -84,7 +84,7 @@ def test_reply_that_stays_cut_off_is_unscored_with_reason_and_raw():
 
 
 def test_token_cap_config_is_checked():
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
 
     with LoopbackServer([]) as srv:
         with pytest.raises(ConfigError, match="unknown keys"):

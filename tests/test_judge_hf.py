@@ -151,7 +151,7 @@ def test_cut_off_generation_is_reasked_with_a_larger_cap(checkpoint):
 
 
 def test_text_only_and_missing_folder(checkpoint, tmp_path):
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
 
     client = make_judge(f"transformers:{checkpoint}", reasks=0, token_caps=TokenCaps(ceiling=3))
     o = asyncio.run(client.ask(JudgeRequest([TextPart("hi")], decoding=Decoding(max_tokens=3)), lambda t: t))

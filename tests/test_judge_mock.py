@@ -4,7 +4,7 @@ import asyncio
 
 import pytest
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.judge import parsers
 from vreason.judge.base import JudgeRequest, TextPart
 from vreason.judge.mock import MockJudge

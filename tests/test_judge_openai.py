@@ -260,7 +260,7 @@ def test_api_key_never_stored_or_logged(tmp_path, monkeypatch, caplog):
 
 
 def test_missing_key_for_remote_endpoint(monkeypatch):
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(ConfigError, match="OPENAI_API_KEY"):

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
+from vreason.core.registry import judges
 from vreason.judge import parsers
 from vreason.judge.base import Judge, JudgeReply, JudgeRequest, TextPart, Usage
 from vreason.judge.spec import build_backend, make_judge, parse_spec
-from vreason.registry import judges
 
 
 class EchoJudge(Judge):
@@ -32,7 +32,7 @@ class EchoJudge(Judge):
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch):
     """The judges registry, restored after the test (entries registered here do not leak)."""
-    from vreason.registry import load_builtins
+    from vreason.core.registry import load_builtins
 
     load_builtins()
     monkeypatch.setattr(judges, "_entries", dict(judges._entries))

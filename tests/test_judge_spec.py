@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.judge import parsers
 from vreason.judge.base import JudgeRequest, TextPart
 from vreason.judge.limits import Limiter, shared_limiter

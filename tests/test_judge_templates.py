@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.judge.templates import ENV_DIR, get_template, list_templates, load_template
 
 

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from vreason.catalog import protocol_judges, protocol_needs
-from vreason.registry import benchmarks, load_builtins
+from vreason.core.registry import benchmarks, load_builtins
 from vreason.verify import ocr as ocrmod
 
 
@@ -67,7 +67,7 @@ def test_tivibench_names_every_check_that_needs_ocr():
 
 def test_protocols_without_declared_extras_score_on_the_core_install():
     """rise, ruler, mmecof and pai-u declare nothing beyond core: none of their modules imports an extra."""
-    code = ("import sys; from vreason.registry import benchmarks, load_builtins; load_builtins()\n"
+    code = ("import sys; from vreason.core.registry import benchmarks, load_builtins; load_builtins()\n"
             "for n in ('rise', 'ruler', 'mmecof', 'pai-u'):\n"
             "    c = benchmarks.get(n); c(); [s for s in c().scorers()]\n"
             "print(sorted(m for m in ('torch', 'transformers', 'rapidocr', 'onnxruntime') if m in sys.modules))")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.measure.base import ModelMissing, ModelSpecError
 from vreason.measure.lpips import NETS, build_network, check_backbone, features_stack, make_lpips, torchvision_shapes
 

@@ -8,14 +8,14 @@ import pytest
 
 from _pai_c_fixtures import write_dataset, write_results
 from _tiny_models import tiny_model
+from vreason.core.records import Video
+from vreason.core.scoring import ScoreContext
 from vreason.data.pai_c import load_pai_c
 from vreason.measure.base import Segmenter, VideoSegmenter
 from vreason.measure.sam2_video import Sam2VideoSegmenter, sample_points
 from vreason.measure.spec import make_segmenter
 from vreason.protocols import pai_c_scorers as S
 from vreason.protocols.pai_c import PaiCOptions
-from vreason.records import Video
-from vreason.scoring import ScoreContext
 
 
 @pytest.fixture(scope="module")

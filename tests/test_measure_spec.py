@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from _tiny_models import tiny_model
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.measure.base import ModelMissing, ModelSpecError
 from vreason.measure.classical import HogHsvEmbedder
 from vreason.measure.spec import (

@@ -10,10 +10,10 @@ import pytest
 
 from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, scores_frame
 from test_mmecof_loader import RECORDS, write
+from vreason.core.records import Video
+from vreason.core.registry import benchmarks, load_builtins
+from vreason.core.scoring import ScoreContext
 from vreason.protocols.mmecof import MmeCofProtocol
-from vreason.records import Video
-from vreason.registry import benchmarks, load_builtins
-from vreason.scoring import ScoreContext
 from vreason.store import RunStore
 from vreason.testing.loopback import LoopbackServer
 

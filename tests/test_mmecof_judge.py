@@ -10,9 +10,9 @@ import pytest
 
 from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, user_parts
 from test_mmecof_loader import RECORDS, write
+from vreason.core.records import ScoreStatus, Video
+from vreason.core.scoring import ScoreContext
 from vreason.protocols.mmecof import MmeCofProtocol, MmeCofQualityScorer, MmeCofStepScorer
-from vreason.records import ScoreStatus, Video
-from vreason.scoring import ScoreContext
 from vreason.testing.loopback import LoopbackServer
 
 

@@ -8,6 +8,7 @@ import os
 import pytest
 
 from _ruler_mmecof_fixtures import image
+from vreason.core.errors import ConfigError
 from vreason.data.mmecof import (
     CATEGORIES,
     VISUAL_HINT_CATEGORIES,
@@ -17,7 +18,6 @@ from vreason.data.mmecof import (
     load_mmecof,
     parse_steps,
 )
-from vreason.errors import ConfigError
 
 RECORDS = [
     {"id": "vd-001", "category": "Visual Detail Reasoning", "image": "img/vd1.png",

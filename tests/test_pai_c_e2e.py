@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 
 from _pai_c_fixtures import scene, write_dataset, write_results
 from _tiny_models import tiny_model
+from vreason.core.records import Video
+from vreason.core.scoring import ScoreContext
 from vreason.data.pai_c import load_pai_c
 from vreason.protocols import pai_c_scorers as S
 from vreason.protocols.pai_c import PaiCOptions
-from vreason.records import Video
-from vreason.scoring import ScoreContext
 
 
 @pytest.fixture(scope="module")

@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 
 from _pai_c_fixtures import H, T, W, scene, write_dataset, write_results
+from vreason.core.records import Video
+from vreason.core.scoring import ScoreContext
 from vreason.data.pai_c import load_pai_c
 from vreason.frames.write import write_video
 from vreason.protocols import pai_c_fidelity as F
 from vreason.protocols import pai_c_metrics as M
 from vreason.protocols import pai_c_scorers as S
 from vreason.protocols.pai_c import PaiCOptions
-from vreason.records import Video
-from vreason.scoring import ScoreContext
 
 
 def _pairs(n=6, h=40, w=56):

@@ -15,12 +15,12 @@ from _pai_gu_fixtures import write_g_dataset, write_g_videos
 from _ruler_mmecof_fixtures import keyed_script
 from _tiny_models import tiny_model
 from vreason.cli.main import app
+from vreason.core.records import Sample, Video
+from vreason.core.scoring import ScoreContext
 from vreason.data.pai_g import load_pai_g
 from vreason.protocols import pai_g_quality as q
 from vreason.protocols.pai_g_measure import PaiGQualityScorer
 from vreason.protocols.pai_tables import aggregate_pai_g
-from vreason.records import Sample, Video
-from vreason.scoring import ScoreContext
 from vreason.testing.loopback import LoopbackServer
 
 

@@ -10,13 +10,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from vreason.core.records import Sample
 from vreason.judge.parsers import ParseFailure
 from vreason.protocols.pai_g import PaiGOptions, has_answer_word, official_correct, reply_parser
 from vreason.protocols.pai_g_quality import DIMENSIONS, ConsistencyAcc
 from vreason.protocols.pai_g_tables import aggregate_pai_g
 from vreason.protocols.pai_tables import aggregate_pai_u, fig9_group
 from vreason.protocols.pai_u import is_correct, released_answer
-from vreason.records import Sample
 
 
 # ----------------------------------------------------------------------------- 25.5 judge replies
@@ -215,10 +215,10 @@ def test_dimensions_option_validates_and_limits_the_scorer():
 
 def test_motion_smoothness_only_run_needs_no_checkpoint(tmp_path):
     from _pai_gu_fixtures import write_g_dataset, write_g_videos
+    from vreason.core.records import Video
+    from vreason.core.scoring import ScoreContext
     from vreason.data.pai_g import load_pai_g
     from vreason.protocols.pai_g_measure import PaiGQualityScorer
-    from vreason.records import Video
-    from vreason.scoring import ScoreContext
 
     write_g_videos(str(tmp_path / "v"), ["av_0001"])
     s = load_pai_g(write_g_dataset(str(tmp_path / "G"))).samples[0]

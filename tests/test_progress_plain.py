@@ -79,7 +79,7 @@ def test_rich_progress_counts_ok_and_failed():
 
 
 def test_unit_ok():
-    from vreason.records import Score, ScoreStatus
+    from vreason.core.records import Score, ScoreStatus
 
     def score(status):
         value = 1.0 if status == ScoreStatus.ok else None

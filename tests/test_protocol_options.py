@@ -14,13 +14,13 @@ import pytest
 from typer.testing import CliRunner
 
 from vreason.cli.main import _parse_opts, app
+from vreason.core.options import DeclaredOptions, OptionsError, public_keys
+from vreason.core.scoring import ScoreContext
 from vreason.protocols.mmecof import VISUAL_PROMPT_MODES, MmeCofOptions, MmeCofProtocol
-from vreason.protocols.options import DeclaredOptions, OptionsError, public_keys
 from vreason.protocols.rise import RELEASED_DEFAULTS, RiseOptions, RiseProtocol
 from vreason.protocols.ruler import RulerOptions, RulerProtocol
 from vreason.protocols.synth import SynthOptions, SynthProtocol
 from vreason.runner.run import RunConfig, Runner, make_protocol
-from vreason.scoring import ScoreContext
 from vreason.store import RunStore
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

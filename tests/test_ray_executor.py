@@ -254,8 +254,8 @@ def _session_processes(sid: int) -> list[int]:
 def test_resources_come_from_the_component(ray_instance):
     assert RayExecutor.resources_of(_HeavyComponent()) == {"num_cpus": 1, "actor": True}
     assert RayExecutor.resources_of(object()) == ray_executor.DEFAULT_RESOURCES
+    from vreason.core.scoring import Scorer
     from vreason.generate.base import Generator
-    from vreason.scoring import Scorer
 
     assert Scorer.resources == Generator.resources == {"num_cpus": 1}
 

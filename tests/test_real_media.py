@@ -15,10 +15,10 @@ import pytest
 from typer.testing import CliRunner
 
 from vreason.cli.main import app
+from vreason.core.errors import VideoUnreadableError
+from vreason.core.records import Sample, Video
 from vreason.data.preflight import preflight
-from vreason.errors import VideoUnreadableError
 from vreason.frames import decode_facts, probe, read_all, sample_frames
-from vreason.records import Sample, Video
 
 VIDEOS = ("box.mp4", "cup.mp4", "Megamind.avi", "tree.avi", "vtest.avi")
 DECODED = {"box.mp4": (456, 455), "tree.avi": (444, 68), "cup.mp4": (217, 217), "Megamind.avi": (270, 270),
@@ -190,7 +190,7 @@ def test_vfr_file_is_timed_by_its_timestamps(tmp_path):
 
 
 def test_suite_scorer_passes_the_timestamps_to_the_verifier(tmp_path, monkeypatch):
-    from vreason.scoring import ScoreContext
+    from vreason.core.scoring import ScoreContext
     from vreason.synth import suite
     from vreason.synth.base import RenderConfig
     from vreason.synth.scorer import SynthVerifierScorer
@@ -217,8 +217,8 @@ def test_suite_scorer_passes_the_timestamps_to_the_verifier(tmp_path, monkeypatc
 
 # ---------------------------------------------------------------- the decode option: declared once, reaches every read
 def test_every_seed_protocol_declares_the_shared_decode_option_and_the_suite_does_not():
+    from vreason.core.options import OptionsError, SeedOptions, resolve_options
     from vreason.protocols.mmecof import MmeCofOptions
-    from vreason.protocols.options import OptionsError, SeedOptions, resolve_options
     from vreason.protocols.pai_c import PaiCOptions
     from vreason.protocols.pai_g import PaiGOptions
     from vreason.protocols.pai_u import PaiUOptions
@@ -236,8 +236,8 @@ def test_every_seed_protocol_declares_the_shared_decode_option_and_the_suite_doe
 
 
 def test_a_scorer_runs_in_its_protocols_decode_mode_and_records_both_counts(tmp_path, opencv_samples):
-    from vreason.records import Evidence
-    from vreason.scoring import ScoreContext, Scorer
+    from vreason.core.records import Evidence
+    from vreason.core.scoring import ScoreContext, Scorer
 
     class LastFrame(Scorer):
         name = "test_last_frame"
@@ -271,7 +271,7 @@ def test_frames_and_probe_commands_on_box_mp4(opencv_samples):
 
 def test_report_media_of_box_mp4_uses_the_last_decodable_frame(tmp_path, opencv_samples):
     """The report's thumbnail is the last frame: the one that decodes (454), not the declared count's (455)."""
-    from vreason.frames import counts
+    from vreason.core import decoding as counts
     from vreason.report.media import MediaJob, build_one
 
     with counts._DECODED_LOCK:

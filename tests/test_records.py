@@ -1,7 +1,7 @@
 import pytest
 from pydantic import ValidationError
 
-from vreason.records import (
+from vreason.core.records import (
     Sample,
     Score,
     ScoreStatus,
@@ -74,7 +74,7 @@ def test_prompt_variants():
 
 
 def test_a_scorer_must_implement_score_or_ascore():
-    from vreason.scoring import Scorer
+    from vreason.core.scoring import Scorer
 
     with pytest.raises(TypeError, match="must override"):
         class Empty(Scorer):  # noqa: F841 - defining it is the test

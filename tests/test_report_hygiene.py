@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from rich.console import Console
 
+from vreason.core.protocol import AggregateResult
 from vreason.frames import write_video
-from vreason.protocols.base import AggregateResult
 from vreason.report.writer import md_text, write_report, write_table_bundle
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import redact

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from vreason.aggregate.tables import declare_format, default_digits, errors_by_reason, reason_kind, shorten
-from vreason.protocols.base import AggregateResult
+from vreason.core.protocol import AggregateResult
 from vreason.protocols.pai_c_tables import declare_formats as pai_c_formats
 from vreason.report.cells import render_table, text_frame
 from vreason.report.html import table_view

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from vreason.core.records import Sample
 from vreason.protocols.rise import RiseProtocol
 from vreason.protocols.rise_aggregate import summarize_group, table1, table2, unit_table, weighted_score
-from vreason.records import Sample
 
 SCALE = {"ra": (0, 1), "tc": (1, 5), "pr": (1, 5), "vq": (1, 3)}
 

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from vreason.core.records import Sample
 from vreason.frames import policy
 from vreason.protocols.rise_scorers import TC_POLICY, VQ_POLICY, pr_policy, ra_policy
-from vreason.records import Sample
 
 
 def _s(extra, reverse=False, cat="commonsense"):

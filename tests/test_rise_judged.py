@@ -8,6 +8,8 @@ import json
 import numpy as np
 import pytest
 
+from vreason.core.records import RubricItem, Sample, Video
+from vreason.core.scoring import ScoreContext
 from vreason.frames import write_video
 from vreason.judge.retry import RetryPolicy
 from vreason.judge.spec import make_judge
@@ -17,8 +19,6 @@ from vreason.protocols.rise_scorers import (
     RiseTemporalConsistency,
     RiseVisualQuality,
 )
-from vreason.records import RubricItem, Sample, Video
-from vreason.scoring import ScoreContext
 from vreason.testing.loopback import LoopbackServer
 
 FAST = RetryPolicy(max_retries=2, base=0.01, cap=0.1, seed=0)

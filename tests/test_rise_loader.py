@@ -147,7 +147,7 @@ def test_protocol_load_and_options(data):
     assert len(res.samples) == len(GENERIC) + 3 and res.errors == []
     names = [s.name for s in proto.scorers()]
     assert names == ["rise_ra", "rise_puzzle", "rise_tc", "rise_pr", "rise_vq"]
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
 
     with pytest.raises(ConfigError):
         RiseProtocol(data=data, ra_mode="other")

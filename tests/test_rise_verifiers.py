@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from fixtures_rise import maze_frames, mirrored, sym_frames, sym_image, sym_pattern
-from vreason.errors import VideoMissingError
+from vreason.core.errors import VideoMissingError
+from vreason.core.records import Sample, Video
+from vreason.core.scoring import ScoreContext
 from vreason.frames import write_video
 from vreason.protocols.rise_scorers import RisePuzzleVerifier
-from vreason.records import Sample, Video
-from vreason.scoring import ScoreContext
 from vreason.verify.rise_maze import verify_maze_frames, verify_maze_video
 from vreason.verify.rise_symmetry import crop_black_border, score_from_accuracy, verify_symmetry
 

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from vreason.core.records import Mode, Sample
 from vreason.protocols.ruler_tables import aggregate_ruler, instance_table
-from vreason.records import Mode, Sample
 
 SAMPLES = [
     Sample(id="physics-0", benchmark="ruler", category="science", task="physics", mode=Mode.t2v),

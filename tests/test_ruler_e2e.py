@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, ruler_dataset, ruler_videos, scores_frame
+from vreason.core.records import Video
+from vreason.core.registry import benchmarks, load_builtins
+from vreason.core.scoring import ScoreContext
 from vreason.protocols.ruler import RulerProtocol
 from vreason.protocols.ruler_tools import draft_checklist, enhance_prompt, enhance_prompts
-from vreason.records import Video
-from vreason.registry import benchmarks, load_builtins
-from vreason.scoring import ScoreContext
 from vreason.testing.loopback import LoopbackServer
 
 

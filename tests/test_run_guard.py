@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from conftest import PLUGIN
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.runner.guard import PlanMismatchError, RunLock, RunLockedError, plan_of
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore

@@ -11,7 +11,7 @@ import os
 import pytest
 
 from fixtures_rise import write_dataset, write_videos
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.runner.run import RunConfig, Runner
 from vreason.testing.loopback import LoopbackServer, Reply
 

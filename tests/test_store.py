@@ -1,6 +1,6 @@
 import json
 
-from vreason.records import Sample, Score, ScoreStatus, Video, VideoStatus
+from vreason.core.records import Sample, Score, ScoreStatus, Video, VideoStatus
 from vreason.store import RunStore, redact
 
 

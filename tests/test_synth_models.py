@@ -7,9 +7,9 @@ import os
 import numpy as np
 import pytest
 
+from vreason.core.records import ScoreStatus, Video, VideoStatus
+from vreason.core.scoring import ScoreContext
 from vreason.frames import probe, read_all
-from vreason.records import ScoreStatus, Video, VideoStatus
-from vreason.scoring import ScoreContext
 from vreason.synth.models import BUILTIN_MODELS, make_model
 from vreason.synth.scorer import SynthVerifierScorer
 from vreason.synth.suite import build_samples, instance_from_sample
@@ -30,7 +30,7 @@ def _gen(sample, model, seed, folder, **params):
 
 
 def test_registry_and_names():
-    from vreason.registry import generators, load_builtins
+    from vreason.core.registry import generators, load_builtins
 
     load_builtins()
     assert tuple(BUILTIN_MODELS) == MODELS

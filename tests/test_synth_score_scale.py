@@ -37,9 +37,9 @@ def test_score_scale(family):
 @pytest.mark.parametrize("family", ["gravity", "maze"])
 def test_other_frame_rates_are_verified_on_the_suite_time_base(tmp_path, family):
     """A correct video at 24 fps (the same motion in time) passes; the evidence names its time base."""
+    from vreason.core.records import Video
+    from vreason.core.scoring import ScoreContext
     from vreason.frames import write_video
-    from vreason.records import Video
-    from vreason.scoring import ScoreContext
     from vreason.synth.scorer import SynthVerifierScorer
     from vreason.synth.suite import make_sample
 

@@ -8,8 +8,8 @@ import os
 import pandas as pd
 import pytest
 
-from vreason.errors import ConfigError
-from vreason.protocols.base import LoadResult
+from vreason.core.errors import ConfigError
+from vreason.core.protocol import LoadResult
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import build_samples, default_families, load_benchmark, write_benchmark
 
@@ -101,8 +101,8 @@ def test_unknown_family_or_difficulty(tmp_path):
 
 
 def test_protocol_end_to_end(tmp_path):
-    from vreason.registry import benchmarks, load_builtins
-    from vreason.scoring import ScoreContext
+    from vreason.core.registry import benchmarks, load_builtins
+    from vreason.core.scoring import ScoreContext
 
     load_builtins()
     cls = benchmarks.get("synth")

@@ -9,7 +9,7 @@ import pytest
 
 from vreason.aggregate.synth_tables import synth_tables
 from vreason.aggregate.tables import failures_table, format_ci, pivot_ci, status_counts, summarize
-from vreason.protocols.base import AggregateResult
+from vreason.core.protocol import AggregateResult
 from vreason.report.writer import print_tables, write_report
 
 

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from _tivibench_fixtures import BOX, QA, annotation, png, release
+from vreason.core.errors import ConfigError
 from vreason.data.tivibench import load_tivibench, normalise_key, task_of_key
-from vreason.errors import ConfigError
 from vreason.protocols.tivibench import TiviBenchProtocol
 
 

@@ -60,7 +60,7 @@ def test_export_then_run_tivibench_gives_the_synth_verdicts(tmp_path):
 
 
 def test_export_from_options_and_placement_errors(tmp_path):
-    from vreason.records import Sample
+    from vreason.core.records import Sample
     from vreason.synth.export_tivibench import export_samples
 
     out = str(tmp_path / "o")

@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from _tivibench_fixtures import BOX, QA, release, video
+from vreason.core.records import Video
+from vreason.core.scoring import ScoreContext
 from vreason.judge.client import JudgeClient
 from vreason.judge.scripted import ScriptedJudge, request_text
 from vreason.protocols.tivibench import TiviBenchProtocol
 from vreason.protocols.tivibench_scorers import TiviCheckScorer, TiviQaScorer
-from vreason.records import Video
-from vreason.scoring import ScoreContext
 from vreason.verify import checks
 
 

@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from vreason.errors import ConfigError
-from vreason.registry import benchmarks, load_builtins
+from vreason.core.errors import ConfigError
+from vreason.core.registry import benchmarks, load_builtins
 from vreason.runner.checks import check_judges, missing_judge_roles
 
 VREASON = [sys.executable, "-m", "vreason.cli.main"]
@@ -72,7 +72,7 @@ def test_each_protocol_declares_the_judge_roles_its_options_need(name, opts, jud
 
 
 def test_tivibench_needs_its_judge_only_when_qa_samples_are_loaded():
-    from vreason.records import Sample
+    from vreason.core.records import Sample
 
     load_builtins()
     cls = benchmarks.get("tivibench")

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from conftest import gradient_frames
-from vreason.errors import (
+from vreason.core.errors import (
     VideoEmptyError,
     VideoError,
     VideoMissingError,
@@ -169,8 +169,8 @@ def test_zero_frame_video(tmp_path, ext):
 
 @pytest.mark.parametrize("ext", ["mkv", "webm"])
 def test_truncated_streamable_file_is_an_error_not_a_shorter_video(tmp_path, ext):
+    from vreason.core.records import Sample, Video
     from vreason.data.preflight import preflight
-    from vreason.records import Sample, Video
 
     path = str(tmp_path / f"v.{ext}")
     write_video(path, gradient_frames(60), fps=10, codec="libx264" if ext == "mkv" else None)

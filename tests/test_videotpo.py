@@ -101,7 +101,7 @@ def test_unparseable_rewrite_stops_the_sample_and_keeps_its_prompt(tmp_path):
 
 def test_failed_generation_is_recorded(tmp_path):
     cfg = _cfg(tmp_path, _script(tmp_path / "s.jsonl", []), model="no-such-model")
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
 
     with pytest.raises((ConfigError, KeyError)):
         run_tpo(cfg)
@@ -169,7 +169,7 @@ def test_run_with_optimised_prompts_reports_the_paired_difference(tmp_path):
 
 
 def test_prompt_file_errors_and_variant_names(tmp_path):
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
     from vreason.optimize.variants import expand_models, read_prompts
 
     bad = tmp_path / "bad.jsonl"

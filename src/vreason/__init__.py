@@ -8,7 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from vreason import _moved
+
 __version__ = "0.1.0"
+
+_moved.install()  # old module paths keep importing for one release (see vreason._moved)
 __all__ = ["__version__", "aevaluate", "evaluate"]
 
 

@@ -80,7 +80,7 @@ def _evaluate(protocol: str, models: Sequence[str], *, data: str | None, videos:
               options: dict[str, Any] | None, workers: int | None, force_new: bool, report: bool,
               quiet: bool, config: dict[str, Any]) -> Evaluation:
     from vreason.console import make_console
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
     from vreason.runner.outcome import exit_code
     from vreason.runner.run import RunConfig, Runner, make_protocol
     from vreason.store import RunStore

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vreason.registry import benchmarks, generators, judges, scorers
+from vreason.core.registry import benchmarks, generators, judges, scorers
 
 benchmarks.declare("synth", "vreason.protocols.synth:SynthProtocol",
                    summary="Built-in procedurally generated, verifiable suite (offline)")

@@ -16,12 +16,12 @@ import time
 import numpy as np
 import pandas as pd
 
+from vreason.core.protocol import AggregateResult, LoadResult, Protocol
+from vreason.core.records import Evidence, Sample, ScoreStatus, Video
+from vreason.core.registry import benchmarks
+from vreason.core.scoring import Scorer
 from vreason.frames import read_all, write_video
 from vreason.generate.base import Generator
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.records import Evidence, Sample, ScoreStatus, Video
-from vreason.registry import benchmarks
-from vreason.scoring import Scorer
 
 
 class Counter(Generator):

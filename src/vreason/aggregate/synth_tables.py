@@ -44,7 +44,7 @@ from vreason.aggregate.tables import (
     status_of,
     summarize,
 )
-from vreason.protocols.base import AggregateResult
+from vreason.core.protocol import AggregateResult
 
 SCORER = "synth-verifier"
 METRIC = "score"

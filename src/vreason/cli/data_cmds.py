@@ -18,7 +18,7 @@ out = make_console()
 def _declared(protocol: str, opts: dict) -> tuple[dict, list[str]]:
     """``opts`` without the keys ``protocol`` does not declare (a protocol without an options model
     that takes ``**options`` accepts all), and the names of the keys left out."""
-    from vreason.registry import benchmarks, load_builtins
+    from vreason.core.registry import benchmarks, load_builtins
     from vreason.runner.checks import known_option_keys
 
     load_builtins()
@@ -44,8 +44,8 @@ def _load_samples(protocol: str, data: str | None, extra: dict):
 
 def _check_sources(manifest: str | None, root: str | None, convention: str | None, model: str | None) -> None:
     """Usage mistakes in the video sources, before anything is loaded or written (exit code 2)."""
+    from vreason.core.errors import ConfigError
     from vreason.data.importer import check_convention
-    from vreason.errors import ConfigError
 
     if not manifest and not root:
         raise ConfigError("give --manifest FILE or --root DIR --convention NAME")

@@ -7,7 +7,7 @@ import os
 
 import typer
 
-from vreason.errors import ConfigError, MissingExtraError, MissingFileError
+from vreason.core.errors import ConfigError, MissingExtraError, MissingFileError
 
 USAGE = ("vreason annotate RUN_DIR [--task pairwise|rubric] [--port N] [--dimensions quality,physics] · "
          "vreason annotate export RUN_DIR --out f.jsonl|f.csv · vreason annotate import RUN_DIR f.jsonl|f.csv")

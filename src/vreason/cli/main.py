@@ -13,7 +13,7 @@ from rich.text import Text
 
 from vreason import __version__
 from vreason.console import make_console
-from vreason.errors import EXIT_DISK_FULL, ConfigError, VReasonError, disk_full
+from vreason.core.errors import EXIT_DISK_FULL, ConfigError, VReasonError, disk_full
 
 app = typer.Typer(
     name="vreason",
@@ -58,7 +58,7 @@ def _fit_options(protocol: str, options: dict[str, Any], opt_keys: list[str] = (
     """Check the options against the protocol's typed options (unknown ``--opt`` keys and bad values
     stop the run, exit code 2); drop run flags (``--hint``, ``--per-task``…) the protocol does not
     declare, with a note."""
-    from vreason.registry import benchmarks, load_builtins
+    from vreason.core.registry import benchmarks, load_builtins
     from vreason.runner.checks import check_options, known_option_keys
 
     load_builtins()
@@ -74,7 +74,7 @@ def _fit_options(protocol: str, options: dict[str, Any], opt_keys: list[str] = (
 
 def _default_seeds(protocol: str) -> list[int]:
     """The protocol's own default seeds (``default_seeds``; 0 for an unknown name, refused later)."""
-    from vreason.registry import benchmarks, load_builtins
+    from vreason.core.registry import benchmarks, load_builtins
 
     load_builtins()
     try:
@@ -125,8 +125,8 @@ def list_cmd(
 ) -> None:
     """Show the benchmarks, built-in models, judge backends and frame-policy presets, with the
     extra each needs; `--options` shows each protocol's options with their defaults."""
+    from vreason.core.registry import benchmarks, generators, judges, load_builtins, scorers
     from vreason.frames.policy import PRESETS
-    from vreason.registry import benchmarks, generators, judges, load_builtins, scorers
 
     load_builtins()
     if options:
@@ -159,7 +159,7 @@ def list_cmd(
 def _list_options(benchmarks: Any, only: str | None) -> None:
     from rich.markup import escape
 
-    from vreason.protocols.options import describe
+    from vreason.core.options import describe
 
     names = [only] if only else [e.name for e in benchmarks.entries()]
     for name in names:
@@ -409,7 +409,7 @@ def main() -> None:
 
 def _usage_or_crash(exc: Exception) -> None:
     """A usage or input mistake: one line and exit 2 (otherwise return: the caller re-raises a crash, exit 1
-    with the traceback). Mistakes are vreason's own errors (``vreason.errors``: raised on purpose, with a
+    with the traceback). Mistakes are vreason's own errors (``vreason.core.errors``: raised on purpose, with a
     message for the user) and a package that is not installed (a missing extra, or a ``--plugin`` module
     that does not exist); any other exception, e.g. a ``KeyError`` in a plugin's aggregate, is a bug."""
     if isinstance(exc, (VReasonError, ModuleNotFoundError)):

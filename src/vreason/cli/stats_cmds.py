@@ -15,7 +15,7 @@ import typer
 from rich.table import Table
 
 from vreason.console import make_console
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.report.cells import text_frame
 
 console = make_console(stderr=True)

@@ -57,7 +57,7 @@ def export(
     """Write built-in suite instances in another benchmark's layout (TiViBench: prompts, first frames,
     end states, annotations), so that benchmark's loader reads them; score with `vreason run tivibench
     --data OUT --videos OUT/videos --models …`."""
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
     from vreason.synth.base import RenderConfig
     from vreason.synth.export_tivibench import export_suite
 

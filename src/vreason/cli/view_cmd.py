@@ -26,7 +26,7 @@ from typing import Any
 import pandas as pd
 import typer
 
-from vreason.errors import ConfigError, MissingExtraError
+from vreason.core.errors import ConfigError, MissingExtraError
 
 
 def _frame(run_dir: str) -> pd.DataFrame:

@@ -29,9 +29,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from vreason.core.errors import ConfigError
+from vreason.core.records import GenerationManifest, Video, VideoStatus, check_safe_id, safe_id_from
 from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, field_with_bad_text, load_error, utf8_lines
-from vreason.errors import ConfigError
-from vreason.records import GenerationManifest, Video, VideoStatus, check_safe_id, safe_id_from
 
 VIDEO_EXTS = (".mp4", ".webm", ".mkv", ".mov", ".avi")
 CONVENTIONS = ("vreason", "rise", "ruler", "tivibench", "pai")

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from vreason.errors import RecordError
+from vreason.core.errors import RecordError
 
 WHOLE_RECORD = "record"
 MAX_RECORD_BYTES = 16 * 1024 * 1024
@@ -280,7 +280,7 @@ def read_field_map(spec: Any, model: Any, default: Any, what: str) -> Any:
     the entries given replace the defaults. Errors are ``ConfigError`` naming ``what``."""
     from pydantic import ValidationError
 
-    from vreason.errors import ConfigError
+    from vreason.core.errors import ConfigError
 
     if spec is None:
         return default

@@ -30,6 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator
 
+from vreason.core.errors import ConfigError
+from vreason.core.records import Mode, RubricItem, Sample, safe_id_from
 from vreason.data.loaderrors import (
     WHOLE_RECORD,
     RecordFieldError,
@@ -40,8 +42,6 @@ from vreason.data.loaderrors import (
     load_error,
     read_field_map,
 )
-from vreason.errors import ConfigError
-from vreason.records import Mode, RubricItem, Sample, safe_id_from
 
 CATEGORIES: tuple[str, ...] = (
     "Visual Detail", "3D Geometry", "Real-world Spatial", "Visual Trace", "Physics-based", "2D Geometry",
@@ -284,11 +284,11 @@ def _read(path: str) -> list[Row]:
 def load_mmecof(path: str, *, field_map: str | dict[str, Any] | FieldMap | None = None, root: str | None = None):
     """Load MME-CoF-Pro from a JSONL / JSON / parquet file or a folder holding one.
 
-    Returns a :class:`~vreason.protocols.base.LoadResult`; a bad record becomes one error
+    Returns a :class:`~vreason.core.protocol.LoadResult`; a bad record becomes one error
     (``{"where", "field", "reason"}``, see :mod:`vreason.data.loaderrors`) and the rest load. A
     misfit record's reason lists the fields found.
     """
-    from vreason.protocols.base import LoadResult
+    from vreason.core.protocol import LoadResult
 
     fmap = load_field_map(field_map)
     result = LoadResult()

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
+from vreason.core.errors import MissingFileError
+from vreason.core.records import Mode, Sample, check_safe_id
 from vreason.data.loaderrors import TOO_DEEP, WHOLE_RECORD, decode_utf8, load_error
-from vreason.errors import MissingFileError
-from vreason.records import Mode, Sample, check_safe_id
 
 ID_COLUMNS = ("video_id", "id", "task_id", "uid", "name", "video")
 DOMAIN_COLUMNS = ("domain", "category", "dataset", "source", "subset")

@@ -24,10 +24,10 @@ import json
 import os
 from typing import Any
 
+from vreason.core.errors import MissingFileError
+from vreason.core.protocol import LoadResult
+from vreason.core.records import Mode, RubricItem, Sample, check_safe_id
 from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, json_or_jsonl_records, load_error
-from vreason.errors import MissingFileError
-from vreason.protocols.base import LoadResult
-from vreason.records import Mode, RubricItem, Sample, check_safe_id
 
 CATEGORIES: tuple[str, ...] = ("av", "common_sense", "human", "industry", "misc", "physics", "robot")
 """The released code's categories, in its order (``common_sense`` before the others it prefixes)."""

@@ -17,10 +17,10 @@ import json
 import os
 from typing import Any
 
+from vreason.core.errors import MissingFileError
+from vreason.core.protocol import LoadResult
+from vreason.core.records import Mode, RubricItem, Sample, check_safe_id, safe_id_from
 from vreason.data.loaderrors import WHOLE_RECORD, field_with_bad_text, json_or_jsonl_records, load_error
-from vreason.errors import MissingFileError
-from vreason.protocols.base import LoadResult
-from vreason.records import Mode, RubricItem, Sample, check_safe_id, safe_id_from
 
 REQUIRED = ("question", "index2ans", "answer", "video_path")
 

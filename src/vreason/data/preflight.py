@@ -18,9 +18,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 
-from vreason.errors import VideoError
+from vreason.core.errors import VideoError
+from vreason.core.records import Sample, Video, VideoStatus
 from vreason.frames.video import decode_check, decode_mode, probe
-from vreason.records import Sample, Video, VideoStatus
 
 
 @dataclass

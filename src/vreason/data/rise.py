@@ -18,6 +18,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from vreason.core.errors import MissingFileError
+from vreason.core.records import Mode, RubricItem, Sample, check_safe_id
 from vreason.data.loaderrors import (
     WHOLE_RECORD,
     decode_utf8,
@@ -26,8 +28,6 @@ from vreason.data.loaderrors import (
     json_list_items,
     load_error,
 )
-from vreason.errors import MissingFileError
-from vreason.records import Mode, RubricItem, Sample, check_safe_id
 
 # task_id prefix → (category slug, display name as in the paper's Table 2)
 CATEGORIES: dict[str, tuple[str, str]] = {

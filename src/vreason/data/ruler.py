@@ -9,7 +9,7 @@ One record per instance (official-code.md §3.2)::
 
 In the parquet variant ``checklist`` is a string holding the same list. Each checklist item
 is a single-key dict whose key is one of the four metrics. A record becomes a
-:class:`~vreason.records.Sample` with id ``safe_id_from(f"{task_name}-{index}")`` and one
+:class:`~vreason.core.records.Sample` with id ``safe_id_from(f"{task_name}-{index}")`` and one
 ``checklist`` rubric item per question (``dimension`` = the metric's full name).
 
 Extension (ours): a record may carry ``enhanced_prompt`` (written by
@@ -23,6 +23,8 @@ import json
 import os
 from typing import Any
 
+from vreason.core.errors import MissingFileError
+from vreason.core.records import Mode, RubricItem, Sample, safe_id_from
 from vreason.data.loaderrors import (
     WHOLE_RECORD,
     RecordFieldError,
@@ -30,8 +32,6 @@ from vreason.data.loaderrors import (
     jsonl_file_records,
     load_error,
 )
-from vreason.errors import MissingFileError
-from vreason.records import Mode, RubricItem, Sample, safe_id_from
 
 METRICS: dict[str, str] = {
     "IF": "Instruction Following",
@@ -245,11 +245,11 @@ def load_ruler(path: str, *, root: str | None = None, check_files: bool = True):
     """Load RULER-Bench from ``data.jsonl``, a parquet file, or a folder holding one.
 
     ``root`` (default: the data file's folder) is what relative image/video paths resolve
-    against. Returns a :class:`~vreason.protocols.base.LoadResult`; a bad record becomes one
+    against. Returns a :class:`~vreason.core.protocol.LoadResult`; a bad record becomes one
     error (``{"where", "field", "reason"}``, see :mod:`vreason.data.loaderrors`) and the rest load.
     Duplicate ids are errors too.
     """
-    from vreason.protocols.base import LoadResult
+    from vreason.core.protocol import LoadResult
 
     result = LoadResult()
     try:

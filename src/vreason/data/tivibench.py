@@ -31,9 +31,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_validator
 
+from vreason.core.records import Mode, Sample
 from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, jsonl_file_records, load_error, read_field_map
 from vreason.data.tivibench_schema import DIMENSIONS, TASK_TYPES, MetricParams, TiviAnnotation
-from vreason.records import Mode, Sample
 
 BENCHMARK = "tivibench"
 ANNOTATIONS = "vreason_annotations.jsonl"
@@ -205,7 +205,7 @@ def _image(root: str, rel_dir: str, stem: str) -> str | None:
 def load_tivibench(root: str, *, field_map: str | dict[str, Any] | TiviFieldMap | None = None,
                    annotations: str | None = None, dimensions: list[str] | None = None):
     """Load TiViBench from a release folder → ``LoadResult`` (samples + one error per bad record)."""
-    from vreason.protocols.base import LoadResult
+    from vreason.core.protocol import LoadResult
 
     res = LoadResult()
     if not os.path.isdir(root):

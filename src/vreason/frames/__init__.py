@@ -6,8 +6,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vreason.errors import VideoTooShortError
-from vreason.frames.counts import note_decode
+from vreason.core.decoding import note_decode
+from vreason.core.errors import VideoTooShortError
 from vreason.frames.passes import Decoded, decode_pass
 from vreason.frames.policy import PRESETS, FramePolicy, policy
 from vreason.frames.video import (

@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from vreason.errors import VideoNoFramesError
-from vreason.frames.counts import frame_times
+from vreason.core.decoding import frame_times
+from vreason.core.errors import VideoNoFramesError
 from vreason.frames.video import _decoded, _open, _stream_fps, frame_rgb
 
 __all__ = ["Decoded", "decode_pass"]

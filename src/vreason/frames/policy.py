@@ -28,12 +28,12 @@ frames than :attr:`FramePolicy.min_frames` cannot be used by the policy (``sampl
 from __future__ import annotations
 
 import math
-from typing import Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 
 Kind = Literal["uniform", "fps", "every", "last", "first", "last_fraction", "all", "indices"]
 KINDS: tuple[str, ...] = get_args(Kind)
@@ -277,3 +277,17 @@ PRESETS: dict[str, str] = {
 def policy(spec: str | FramePolicy) -> FramePolicy:
     """A policy from a spec string or a preset name (optionally followed by options: ``pai.u+max_frames=8``)."""
     return FramePolicy.parse(spec)
+
+
+def check_frame_policy(v: Any) -> Any:
+    """A frame-policy spec or preset name that parses (else the option's error gives the reason)."""
+    if v is not None:
+        try:
+            policy(v)
+        except (ConfigError, ValueError) as exc:
+            raise ValueError(str(exc)) from None
+    return v
+
+
+# The frame-policy option type of the protocols' options models (validated once, here).
+FramePolicyField = Annotated[str, AfterValidator(check_frame_policy)]

@@ -11,7 +11,7 @@ OpenCV and decord agree). Where the two differ the count is measured by decoding
 converting (cached per path, mtime and size) and both are recorded.
 
 A damaged file is an error: a demuxer or decoder error or a frame the decoder marks corrupt raise
-:class:`~vreason.errors.VideoUnreadableError` naming the file and what was found. A stream that
+:class:`~vreason.core.errors.VideoUnreadableError` naming the file and what was found. A stream that
 ends before the frames its container declares is an error in ``strict`` decode mode (the built-in
 suite's default); in ``released`` mode (the seed protocols' default, as their released readers do)
 the frames that decode are used. The mode is an argument, or the ambient :data:`DECODE_MODE`
@@ -31,14 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.errors import (
-    VideoEmptyError,
-    VideoError,
-    VideoMissingError,
-    VideoNoFramesError,
-    VideoUnreadableError,
-)
-from vreason.frames.counts import (
+from vreason.core.decoding import (
     DECODE_MODE,
     DecodeMode,
     _known,
@@ -46,6 +39,13 @@ from vreason.frames.counts import (
     decode_facts,
     decode_mode,
     frame_times,
+)
+from vreason.core.errors import (
+    VideoEmptyError,
+    VideoError,
+    VideoMissingError,
+    VideoNoFramesError,
+    VideoUnreadableError,
 )
 from vreason.frames.write import available_encoder, write_video
 

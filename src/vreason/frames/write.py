@@ -9,7 +9,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from vreason.errors import VideoError
+from vreason.core.errors import VideoError
 
 
 def _even(img: np.ndarray) -> np.ndarray:

@@ -2,7 +2,7 @@
 
 Subclasses give the provider adapter, the key's environment variable, the default base URL and the
 price; this class reads the key from the environment (never from a spec or a file), keeps one job
-ledger per run folder, turns each job's outcome into a :class:`~vreason.records.Video` and gives the
+ledger per run folder, turns each job's outcome into a :class:`~vreason.core.records.Video` and gives the
 dry-run estimate. Options are a typed model: an unknown key is refused with the accepted ones.
 """
 
@@ -17,12 +17,12 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
+from vreason.core.records import GenerationManifest, Mode, Sample, Video, VideoStatus
 from vreason.generate.api_jobs import EngineSettings, JobAdapter, JobEngine, JobRequest, RetrySettings
 from vreason.generate.base import GenContext, Generator
 from vreason.generate.job_ledger import JobLedger, job_key, request_hash
 from vreason.generate.pricing import Price
-from vreason.records import GenerationManifest, Mode, Sample, Video, VideoStatus
 from vreason.store import redact
 
 
@@ -81,7 +81,7 @@ class ApiGenerator(Generator):
     # ------------------------------------------------------------------ identity
     @classmethod
     def default_name(cls, target: str) -> str:
-        from vreason.records import safe_id_from
+        from vreason.core.records import safe_id_from
 
         return safe_id_from(target)
 
@@ -221,7 +221,7 @@ class ApiGenerator(Generator):
         return self._checked(sample, seed, out_path, self.manifest(sample, prompt, **extra))
 
     def _checked(self, sample: Sample, seed: int, path: str, manifest: GenerationManifest) -> Video:
-        from vreason.errors import VideoError
+        from vreason.core.errors import VideoError
         from vreason.frames.video import probe
 
         try:

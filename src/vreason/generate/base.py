@@ -2,7 +2,7 @@
 
 Built-in suite models (oracle, static, …), diffusers pipelines from a local checkpoint and
 API clients all implement it. A generator writes to ``out_path`` and returns a
-:class:`~vreason.records.Video` whose manifest says how it was made; when it cannot, it
+:class:`~vreason.core.records.Video` whose manifest says how it was made; when it cannot, it
 returns a Video with status ``failed``/``blocked`` and the reason (the run goes on).
 """
 
@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
-from vreason.records import GenerationManifest, Sample, Video, VideoStatus
+from vreason.core.records import GenerationManifest, Sample, Video, VideoStatus
 
 
 @dataclass

@@ -31,9 +31,9 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vreason.core.records import GenerationManifest, Sample, Video, VideoStatus, check_safe_id
 from vreason.generate.base import Generator
 from vreason.generate.request import RequestError, build_request
-from vreason.records import GenerationManifest, Sample, Video, VideoStatus, check_safe_id
 
 STDERR_TAIL = 600
 
@@ -85,7 +85,7 @@ class CmdGenerator(Generator):
 
     @classmethod
     def default_name(cls, target: str) -> str:
-        from vreason.records import safe_id_from
+        from vreason.core.records import safe_id_from
 
         argv = shlex.split(target) or ["cmd"]
         script = next((a for a in reversed(argv) if not a.startswith("-")), argv[0])

@@ -19,10 +19,10 @@ from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from vreason.core.records import GenerationManifest, Sample, Video, check_safe_id
 from vreason.generate.base import Generator
 from vreason.generate.presets import PRESETS, Preset, detect, fit_size, pipeline_class_name
 from vreason.generate.request import RequestError, build_request
-from vreason.records import GenerationManifest, Sample, Video, check_safe_id
 
 
 class DiffusersParams(BaseModel):

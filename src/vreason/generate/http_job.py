@@ -49,7 +49,7 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.generate.api_generator import ApiGenerator
 from vreason.generate.api_jobs import HttpCall, JobAdapter, JobRequest, PollResult
 from vreason.generate.base import GenContext
@@ -221,7 +221,7 @@ class HttpJobGenerator(ApiGenerator):
 
     @classmethod
     def default_name(cls, target: str) -> str:
-        from vreason.records import safe_id_from
+        from vreason.core.records import safe_id_from
 
         return safe_id_from(os.path.splitext(os.path.basename(target))[0])
 

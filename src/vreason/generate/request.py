@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from vreason.records import Mode, Sample
+from vreason.core.records import Mode, Sample
 
 
 class GenRequest(BaseModel):

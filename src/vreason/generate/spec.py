@@ -24,8 +24,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from vreason.errors import ConfigError
-from vreason.records import check_safe_id, safe_id_from
+from vreason.core.errors import ConfigError
+from vreason.core.records import check_safe_id, safe_id_from
 
 _NAMED = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]*)=(.+)$")
 _KIND = re.compile(r"^[a-z][a-z0-9_\-]*$")
@@ -86,7 +86,7 @@ def default_name(kind: str, target: str) -> str:
 def parse_entry(entry: str) -> ModelSpec:
     """Parse one ``--models`` entry (see the module docstring). Raises ConfigError for an unknown kind,
     a missing or invalid YAML file, or an unsafe name."""
-    from vreason.registry import generators, load_builtins
+    from vreason.core.registry import generators, load_builtins
 
     load_builtins()
     text = entry.strip()
@@ -137,7 +137,7 @@ def _from_yaml(path: str, name: str | None) -> ModelSpec:
     except ValidationError as exc:
         raise ConfigError(f"{path}: {_first_error(exc)} (keys: kind, target, name, params, protocols, "
                           "timeout)") from None
-    from vreason.registry import generators
+    from vreason.core.registry import generators
 
     if doc.kind not in generators:
         raise ConfigError(f"{path}: unknown generator kind {doc.kind!r} (kinds: {', '.join(generator_kinds())})")
@@ -172,7 +172,7 @@ def is_kind_class(obj: Any) -> bool:
 
 
 def _kind_class(kind: str, required: bool = True) -> Any:
-    from vreason.registry import generators
+    from vreason.core.registry import generators
 
     try:
         obj = generators.get(kind)
@@ -190,7 +190,7 @@ def _kind_class(kind: str, required: bool = True) -> Any:
 def generator_kinds() -> list[str]:
     """Registered kinds: entries whose class takes a target (an entry that cannot be imported counts too,
     so `vreason list` shows it with its extra)."""
-    from vreason.registry import generators, load_builtins
+    from vreason.core.registry import generators, load_builtins
 
     load_builtins()
     out = []
@@ -208,8 +208,8 @@ def generator_kinds() -> list[str]:
 def plugin_generator(name: str) -> Any:
     """A plugin generator registered under a plain name (a Generator class built without arguments,
     or an instance), or ``None``."""
+    from vreason.core.registry import generators
     from vreason.generate.base import Generator
-    from vreason.registry import generators
 
     if name not in generators:
         return None

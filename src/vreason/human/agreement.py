@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 
 from vreason.aggregate.bootstrap import resample_indices
+from vreason.core.records import Score
 from vreason.human.agreement_links import METRIC_LINKS, JudgeCell, Key, MetricLink, judge_cells
 from vreason.human.records import RubricLabel
-from vreason.records import Score
 
 JUDGE_STATS = ("mae", "std", "mae_norm", "acc", "kendall", "spearman", "pearson")
 HUMAN_STATS = ("alpha", "cohen_kappa", "fleiss_kappa", "pair_agree")

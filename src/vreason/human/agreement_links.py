@@ -1,7 +1,7 @@
 """Which automatic score a human rubric label is compared with: the mapping table, per protocol.
 
 A :class:`~vreason.human.records.RubricLabel` names a protocol metric (``rise:tc``); :data:`METRIC_LINKS`
-says which scorer and metric of the run's :class:`~vreason.records.Score` records it meets, on which native
+says which scorer and metric of the run's :class:`~vreason.core.records.Score` records it meets, on which native
 scale the paper compares them, whether the scale is a set of discrete labels (for ACC and κ), and where the
 judge's value is read:
 
@@ -26,7 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from vreason.records import Score
+from vreason.core.records import Score
 
 Source = Literal["value", "passed", "ruler_question", "mmecof_step"]
 Key = tuple[str, str, int, str]

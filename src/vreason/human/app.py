@@ -22,11 +22,11 @@ import secrets
 import threading
 from typing import Any, Literal
 
+from vreason.core.records import Sample, Video, VideoStatus
 from vreason.human.questions import video_tasks
 from vreason.human.records import VERDICTS, PairVote, RubricLabel
 from vreason.human.schedule import PairTask, VideoTask, next_pair, next_video, pair_tasks, qkey
 from vreason.human.store import AnnotationStore
-from vreason.records import Sample, Video, VideoStatus
 
 DEFAULT_DIMENSIONS = ("quality", "physics")
 """PAI-Bench's human study (appendix A.4): Video Quality and Physical Plausibility."""

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from vreason.core.records import Sample, Score, Video, VideoStatus
 from vreason.human.schedule import Question, VideoTask
-from vreason.records import Sample, Score, Video, VideoStatus
 
 LIKERT_5 = tuple((float(v), str(v)) for v in range(1, 6))
 LIKERT_3 = tuple((float(v), str(v)) for v in range(1, 4))

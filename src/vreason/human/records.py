@@ -10,7 +10,7 @@ Two kinds:
   or not, the built-in suite's pass/fail. ``metric`` names the protocol metric the label is compared with
   (e.g. ``rise:tc``, ``ruler:checklist``, ``synth:score``); ``item`` the question within it (a RISE
   question index, a RULER checklist item); ``value`` is the label on the protocol's native scale and
-  ``normalized`` the same on [0, 1] (as :class:`vreason.records.Score` does).
+  ``normalized`` the same on [0, 1] (as :class:`vreason.core.records.Score` does).
 
 Every record carries its annotator, the time it was given and a unique id; a ``skip`` is recorded
 (``skipped=True``, no verdict / value) so a schedule does not offer the item again.

@@ -22,8 +22,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from vreason.core.records import Video, VideoStatus
 from vreason.human.records import PairVote, RubricLabel
-from vreason.records import Video, VideoStatus
 
 
 def _hash(*parts: object) -> int:

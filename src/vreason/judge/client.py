@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from vreason.core.records import JudgeEvidence
 from vreason.judge.accounting import (
     Price,
     Stats,
@@ -39,7 +40,6 @@ from vreason.judge.cache import ReplyCache, request_key
 from vreason.judge.limits import Limiter
 from vreason.judge.parsers import ParseFailure
 from vreason.judge.retry import PLAIN_TOKEN_CAPS, JudgeTransportError, RetryPolicy, TokenCaps
-from vreason.records import JudgeEvidence
 
 Reduce = Literal["majority", "median", "mean"]
 

@@ -15,7 +15,7 @@ import os
 import threading
 from typing import Any
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.judge.base import (
     Decoding,
     ImagePart,

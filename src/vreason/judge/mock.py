@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
 from vreason.judge.scripted import request_text
 

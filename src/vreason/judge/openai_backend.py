@@ -20,7 +20,7 @@ import os
 from typing import Any
 from urllib.parse import urlparse
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.judge.base import (
     Decoding,
     ImagePart,

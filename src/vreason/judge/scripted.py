@@ -26,7 +26,7 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextPart, Usage
 from vreason.judge.retry import JudgeTransportError
 

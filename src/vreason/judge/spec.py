@@ -12,7 +12,7 @@ Spec strings::
     path/to/judge.yaml                  a YAML file (below)
     myjudge:TARGET                      a plugin backend registered with ``@judges.register("myjudge")``
 
-Every backend is resolved through the ``judges`` registry (:mod:`vreason.registry`): the built-in ones are
+Every backend is resolved through the ``judges`` registry (:mod:`vreason.core.registry`): the built-in ones are
 declared in :mod:`vreason.catalog`; a plugin (``--plugin file.py``) registers a :class:`~vreason.judge.base.Judge`
 class, or a factory returning one, called with the spec's ``TARGET`` (the text after ``myjudge:``, or the
 YAML's ``model``).
@@ -31,7 +31,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.judge.accounting import Price, price_for
 from vreason.judge.base import Judge
 from vreason.judge.cache import ReplyCache
@@ -145,7 +145,7 @@ def _load_yaml(path: str) -> dict[str, Any]:
 
 
 def _registry() -> Any:
-    from vreason.registry import judges, load_builtins
+    from vreason.core.registry import judges, load_builtins
 
     load_builtins()  # declares the built-in backends (lazily: imports nothing heavy)
     return judges

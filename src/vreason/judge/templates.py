@@ -16,7 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 
 ENV_DIR = "VREASON_TEMPLATE_DIR"
 _PACKAGE_DIR = Path(__file__).with_name("templates")

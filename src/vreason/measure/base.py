@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 
 
 class ModelMissing(RuntimeError):
@@ -39,7 +39,7 @@ class ModelSpecError(ModelMissing, ConfigError):
     """A model spec that cannot be used: unknown scheme, a folder that does not exist or has no
     ``config.json``, or a model type that is the wrong kind for the role. It is both a
     :class:`ModelMissing` (a scorer records the sample ``unscored`` with this message) and a
-    :class:`~vreason.errors.ConfigError` (a preflight check stops the run with exit code 2)."""
+    :class:`~vreason.core.errors.ConfigError` (a preflight check stops the run with exit code 2)."""
 
 
 @dataclass

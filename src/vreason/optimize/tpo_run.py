@@ -7,7 +7,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.optimize.videotpo import StepRecord, TpoConfig, TpoLog, VideoTPO, write_prompts
 
 

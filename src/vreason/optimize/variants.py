@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from vreason.errors import ConfigError
-from vreason.records import Sample, check_safe_id
+from vreason.core.errors import ConfigError
+from vreason.core.records import Sample, check_safe_id
 
 DEFAULT = "default"
 

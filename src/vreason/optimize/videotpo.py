@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel, Field
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
+from vreason.core.records import Sample, VideoStatus
 from vreason.judge.parsers import ParseFailure, strip_think
-from vreason.records import Sample, VideoStatus
 
 TAG_OPEN, TAG_CLOSE = "<IMPROVED_VARIABLE>", "</IMPROVED_VARIABLE>"
 TEMPLATES = ("videotpo_loss", "videotpo_gradient", "videotpo_update")

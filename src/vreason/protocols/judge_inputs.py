@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from vreason.errors import VideoMissingError, VideoUnreadableError
+from vreason.core.errors import VideoMissingError, VideoUnreadableError
 
 _MARKER = re.compile(r"\[\[([A-Z_]+)\]\]")
 

@@ -19,22 +19,22 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import Field, field_validator
 
-from vreason.data.loaderrors import load_error
-from vreason.data.mmecof import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
-from vreason.errors import ConfigError, VideoError
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.judge_inputs import encodings_by_marker, interleave, judge_for, sample_image_part
-from vreason.protocols.options import (
+from vreason.core.errors import ConfigError, VideoError
+from vreason.core.options import (
     BootSeedField,
-    FramePolicyField,
     LevelField,
     NBootField,
     ProtocolOptions,
     SeedOptions,
 )
-from vreason.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
-from vreason.registry import benchmarks
-from vreason.scoring import ScoreContext, Scorer
+from vreason.core.protocol import AggregateResult, LoadResult, Protocol
+from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
+from vreason.core.registry import benchmarks
+from vreason.core.scoring import ScoreContext, Scorer
+from vreason.data.loaderrors import load_error
+from vreason.data.mmecof import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
+from vreason.frames.policy import FramePolicyField
+from vreason.protocols.judge_inputs import encodings_by_marker, interleave, judge_for, sample_image_part
 
 VISUAL_PROMPT_MODES = ("require", "text_hint")
 """``visual_prompt``: a visual-hint sample without a visual-hint prompt is an error (``require``,

@@ -30,9 +30,9 @@ import numpy as np
 import pandas as pd
 
 from vreason.aggregate.bootstrap import percentile_ci, stratified_replicates
+from vreason.core.protocol import AggregateResult
+from vreason.core.records import Sample
 from vreason.data.mmecof import CATEGORIES, VISUAL_HINT_CATEGORIES
-from vreason.protocols.base import AggregateResult
-from vreason.records import Sample
 
 GQ = ("CS", "TC", "VS", "Hallu", "PG")
 VALUES = ("RS", *GQ, "Avg")

@@ -19,12 +19,12 @@ from typing import ClassVar, Literal
 import pandas as pd
 from pydantic import Field
 
-from vreason.errors import ConfigError
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
-from vreason.protocols.options import BootSeedField, LevelField, NBootField, ProtocolOptions, SeedOptions
-from vreason.records import Sample
-from vreason.registry import benchmarks
-from vreason.scoring import Scorer
+from vreason.core.errors import ConfigError
+from vreason.core.options import BootSeedField, LevelField, NBootField, ProtocolOptions, SeedOptions
+from vreason.core.protocol import AggregateResult, LoadResult, Protocol, Requirement
+from vreason.core.records import Sample
+from vreason.core.registry import benchmarks
+from vreason.core.scoring import Scorer
 
 Preset = Literal["very_low", "low", "medium", "high", "very_high"]
 

@@ -27,11 +27,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from vreason.errors import VideoError
+from vreason.core.errors import VideoError
+from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.scoring import ScoreContext, Scorer
 from vreason.measure.base import ModelMissing
 from vreason.protocols import pai_c_metrics as M
-from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
-from vreason.scoring import ScoreContext, Scorer
 
 
 def gt_video(sample: Sample) -> str:

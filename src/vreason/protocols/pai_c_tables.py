@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from vreason.aggregate.bootstrap import bootstrap_ci
-from vreason.protocols.base import AggregateResult
-from vreason.records import Sample
+from vreason.core.protocol import AggregateResult
+from vreason.core.records import Sample
 
 METRICS = ["dover_tech_score", "blur_ssim", "canny_f1_score", "canny_precision", "canny_recall", "depth_si_rmse",
            "seg_m_iou", "seg_recall"]

@@ -31,11 +31,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from vreason.errors import VideoError
+from vreason.core.errors import VideoError
+from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.scoring import ScoreContext, Scorer
 from vreason.measure.base import ModelMissing
 from vreason.protocols import pai_g_quality as q
-from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
-from vreason.scoring import ScoreContext, Scorer
 
 
 def stream_frames(path: str, max_side: int | None = None) -> Iterator[np.ndarray]:

@@ -26,9 +26,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from vreason.protocols.base import AggregateResult
+from vreason.core.protocol import AggregateResult
+from vreason.core.records import Sample
 from vreason.protocols.pai_g_quality import DIMENSIONS
-from vreason.records import Sample
 
 DimensionMean = Literal["released", "per_video"]
 FRAME_WEIGHTED = ("subject_consistency", "background_consistency")

@@ -18,9 +18,9 @@ import numpy as np
 import pandas as pd
 
 from vreason.aggregate.bootstrap import bootstrap_ci
-from vreason.protocols.base import AggregateResult
+from vreason.core.protocol import AggregateResult
+from vreason.core.records import Sample
 from vreason.protocols.pai_g_tables import aggregate_pai_g, question_table, video_table
-from vreason.records import Sample
 
 
 def _pct(x: float) -> float:

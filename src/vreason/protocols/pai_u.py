@@ -22,20 +22,20 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import Field
 
-from vreason.errors import ConfigError, VideoError
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.judge_inputs import interleave, judge_for
-from vreason.protocols.options import (
+from vreason.core.errors import ConfigError, VideoError
+from vreason.core.options import (
     BootSeedField,
-    FramePolicyField,
     LevelField,
     NBootField,
     ProtocolOptions,
     SeedOptions,
 )
-from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
-from vreason.registry import benchmarks
-from vreason.scoring import ScoreContext, Scorer
+from vreason.core.protocol import AggregateResult, LoadResult, Protocol
+from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.registry import benchmarks
+from vreason.core.scoring import ScoreContext, Scorer
+from vreason.frames.policy import FramePolicyField
+from vreason.protocols.judge_inputs import interleave, judge_for
 
 
 def normalise_letter(text: str) -> str:

@@ -13,10 +13,13 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import Field
 
+from vreason.core.errors import ConfigError
+from vreason.core.options import BootSeedField, NBootField, ProtocolOptions, SeedOptions
+from vreason.core.protocol import AggregateResult, LoadResult, Protocol
+from vreason.core.records import Sample
+from vreason.core.registry import benchmarks
+from vreason.core.scoring import Scorer
 from vreason.data.rise import CATEGORY_NAMES, load_rise, rise_video_path
-from vreason.errors import ConfigError
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol
-from vreason.protocols.options import BootSeedField, NBootField, ProtocolOptions, SeedOptions
 from vreason.protocols.rise_aggregate import sample_records, table1, table2, unit_table, write_tables
 from vreason.protocols.rise_scorers import (
     RaCount,
@@ -28,9 +31,6 @@ from vreason.protocols.rise_scorers import (
     RiseTemporalConsistency,
     RiseVisualQuality,
 )
-from vreason.records import Sample
-from vreason.registry import benchmarks
-from vreason.scoring import Scorer
 
 JUDGE_ROLES = ("default", "vq")
 

@@ -23,9 +23,9 @@ import asyncio
 import os
 from typing import Any, ClassVar, Literal
 
-from vreason.errors import VideoError
-from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
-from vreason.scoring import ScoreContext, Scorer
+from vreason.core.errors import VideoError
+from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.scoring import ScoreContext, Scorer
 
 RaMode = Literal["paper", "code"]
 RaCount = Literal["asked", "returned"]

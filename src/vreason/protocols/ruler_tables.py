@@ -42,9 +42,9 @@ import numpy as np
 import pandas as pd
 
 from vreason.aggregate.bootstrap import percentile_ci, stratified_replicates
+from vreason.core.protocol import AggregateResult
+from vreason.core.records import Sample
 from vreason.data.ruler import CATEGORIES, metrics_for
-from vreason.protocols.base import AggregateResult
-from vreason.records import Sample
 
 CODES = ("IF", "VC", "VF", "RC")
 COLS = (*CODES, "Avg")

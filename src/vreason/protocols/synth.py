@@ -15,11 +15,11 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import Field, field_validator
 
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
-from vreason.protocols.options import INTERNAL, ProtocolOptions
-from vreason.records import Sample
-from vreason.registry import benchmarks
-from vreason.scoring import Scorer
+from vreason.core.options import INTERNAL, ProtocolOptions
+from vreason.core.protocol import AggregateResult, LoadResult, Protocol, Requirement
+from vreason.core.records import Sample
+from vreason.core.registry import benchmarks
+from vreason.core.scoring import Scorer
 from vreason.synth.scorer import DEFAULT_MAX_FRAMES, SynthVerifierScorer
 
 __all__ = ["OCR_FAMILIES", "SynthOptions", "SynthProtocol", "SynthVerifierScorer"]

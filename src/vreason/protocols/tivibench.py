@@ -18,20 +18,20 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import Field, field_validator
 
-from vreason.errors import ConfigError
-from vreason.protocols.base import AggregateResult, LoadResult, Protocol, Requirement
-from vreason.protocols.options import (
+from vreason.core.errors import ConfigError
+from vreason.core.options import (
     BootSeedField,
-    FramePolicyField,
     LevelField,
     NBootField,
     ProtocolOptions,
     SeedOptions,
 )
+from vreason.core.protocol import AggregateResult, LoadResult, Protocol, Requirement
+from vreason.core.records import Sample
+from vreason.core.registry import benchmarks
+from vreason.core.scoring import Scorer
+from vreason.frames.policy import FramePolicyField
 from vreason.protocols.tivibench_scorers import DEFAULT_QA_FRAMES, TiviCheckScorer, TiviQaScorer
-from vreason.records import Sample
-from vreason.registry import benchmarks
-from vreason.scoring import Scorer
 from vreason.synth.scorer import DEFAULT_MAX_FRAMES
 
 

@@ -22,10 +22,10 @@ from typing import Any, ClassVar
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
+from vreason.core.errors import ConfigError, VideoError
+from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.scoring import ScoreContext, Scorer
 from vreason.data.tivibench_schema import MetricParams, VlmQaParams
-from vreason.errors import ConfigError, VideoError
-from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
-from vreason.scoring import ScoreContext, Scorer
 
 METRIC = "pass"
 DEFAULT_FEATURES = "classical:hog-hsv"

@@ -29,8 +29,8 @@ import pandas as pd
 from vreason.aggregate.bootstrap import bootstrap_ci
 from vreason.aggregate.stats import pass_at_k
 from vreason.aggregate.tables import as_float, failures_table, status_of
+from vreason.core.protocol import AggregateResult
 from vreason.data.tivibench_schema import DIFFICULTIES, DIMENSION_SHORT, DIMENSIONS, TASK_TYPES
-from vreason.protocols.base import AggregateResult
 
 SCORERS = ("tivibench_check", "tivibench_qa")
 METRIC = "pass"

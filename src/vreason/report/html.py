@@ -17,7 +17,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from vreason.aggregate.tables import errors_by_reason, failures_table, reason_kind
-from vreason.protocols.base import AggregateResult
+from vreason.core.protocol import AggregateResult
 from vreason.report.cells import formats_of
 from vreason.report.html_data import Declared, RunView, collect, rel
 from vreason.report.media import build_media

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreason.records import Sample, Score, Video
+from vreason.core.records import Sample, Score, Video
 from vreason.report.media import MediaJob, shown_indices, strip_name
 from vreason.store import RunStore, redact_text
 

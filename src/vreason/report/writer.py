@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from vreason.aggregate.tables import errors_by_reason, failures_table, status_counts
-from vreason.protocols.base import AggregateResult
+from vreason.core.protocol import AggregateResult
 
 MAX_FAILURE_ROWS = 50
 

@@ -1,9 +1,9 @@
 """Checks that stop a user mistake before any scoring: unknown options, models and video folders.
 
-Each failure is a :class:`~vreason.errors.ConfigError` whose message says what was expected
+Each failure is a :class:`~vreason.core.errors.ConfigError` whose message says what was expected
 (the closest names, one expected path) so it can be fixed without reading the code. Option
 keys and values are checked against the protocol's typed options model
-(:mod:`vreason.protocols.options`).
+(:mod:`vreason.core.options`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import os
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from vreason.errors import ConfigError
-from vreason.protocols.options import OptionsError, closest, public_keys, resolve_options
-from vreason.records import Sample
+from vreason.core.errors import ConfigError
+from vreason.core.options import OptionsError, closest, public_keys, resolve_options
+from vreason.core.records import Sample
 
 INTERNAL_OPTIONS = frozenset({"run_dir"})
 """Options the runner sets itself (declared, hidden, in every options model as ``run_dir``); a

@@ -17,10 +17,10 @@ import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreason.errors import ConfigError, disk_full
+from vreason.core.errors import ConfigError, disk_full
+from vreason.core.records import Sample, Video, VideoStatus
 from vreason.generate.base import GenContext
 from vreason.generate.spec import ModelSpec, build, describe, parse_models, plugin_generator
-from vreason.records import Sample, Video, VideoStatus
 from vreason.runner.executor import Job
 from vreason.runner.genpool import GenPool
 from vreason.runner.work import _generate_in_worker, check_output

@@ -18,8 +18,8 @@ import threading
 import time
 from typing import Any
 
-from vreason.errors import DiskFullError, disk_full
-from vreason.records import Sample, Video, VideoStatus
+from vreason.core.errors import DiskFullError, disk_full
+from vreason.core.records import Sample, Video, VideoStatus
 from vreason.runner import deathguard
 
 POLL_S = 0.2

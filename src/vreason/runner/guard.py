@@ -29,7 +29,7 @@ import sys
 import time
 from typing import Any
 
-from vreason.errors import ConfigError, MissingFileError
+from vreason.core.errors import ConfigError, MissingFileError
 
 LOCK_NAME = "run.lock"
 PLAN_IGNORED_OPTIONS = frozenset({"run_dir", "out_dir"})

@@ -20,7 +20,7 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from vreason.records import Video, VideoStatus
+from vreason.core.records import Video, VideoStatus
 
 EXIT_OK = 0
 EXIT_CRASH = 1
@@ -50,7 +50,7 @@ def video_counts(videos: Iterable[Video], imported_models: set[str], decode: str
                  ) -> tuple[dict[str, int], list[dict[str, str]]]:
     """Counts by status, with imported files that cannot be opened (or, ``decode="strict"``, are cut off) as
     ``unreadable`` instead of ``ok``; and those files with the reason."""
-    from vreason.errors import VideoError
+    from vreason.core.errors import VideoError
     from vreason.frames import video as vio
 
     counts: dict[str, int] = {}

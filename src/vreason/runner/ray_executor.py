@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 from vreason.runner import ray_local
 from vreason.runner.executor import Job, dispatch
 from vreason.runner.ray_worker import ComponentActor, Shipped, generate_shipped, run_unit, score_shipped

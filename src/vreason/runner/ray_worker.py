@@ -18,7 +18,7 @@ import tempfile
 from dataclasses import dataclass, field
 from typing import Any
 
-from vreason.records import Score, Video
+from vreason.core.records import Score, Video
 from vreason.runner.work import _generate_in_worker, _score_in_worker
 
 

@@ -15,22 +15,22 @@ from rich.console import Console
 from rich.text import Text
 
 from vreason.console import make_console
-from vreason.errors import ConfigError, disk_full
-from vreason.records import Sample, Score, Video, VideoStatus
-from vreason.registry import benchmarks, load_builtins
+from vreason.core.errors import ConfigError, disk_full
+from vreason.core.records import Sample, Score, Video, VideoStatus
+from vreason.core.registry import benchmarks, load_builtins
+from vreason.core.scoring import ScoreContext
 from vreason.runner import checks, generation, outcome
 from vreason.runner.config import RunConfig, RunSummary  # noqa: F401  (RunConfig is re-exported)
 from vreason.runner.executor import Job, LocalExecutor
 from vreason.runner.guard import RunLock, check_plan, check_samples, clear_run_dir, fingerprint, plan_of
 from vreason.runner.progress import make_progress, unit_ok
 from vreason.runner.work import _check_scores, _io_factory, _score_in_worker, load_error_text
-from vreason.scoring import ScoreContext
 from vreason.store import RunStore, redact
 
 
 def make_protocol(name: str, options: dict[str, Any], run_dir: str | None = None):
     """Instantiate a protocol; its typed options model validates ``options`` (an
-    :class:`~vreason.protocols.options.OptionsError` names a wrong key or value). ``run_dir`` is
+    :class:`~vreason.core.options.OptionsError` names a wrong key or value). ``run_dir`` is
     passed when the protocol declares it (every options model does) or takes ``**options``."""
     from vreason.runner.checks import known_option_keys
 
@@ -148,7 +148,7 @@ class Runner:
             if not found.get(m) and locate is not None and m not in builtin:
                 found[m] = next((1 for s in samples for seed in self.cfg.seeds
                                  if (p := locate(m, s, seed)) and os.path.exists(p)), 0)
-        from vreason.registry import generators
+        from vreason.core.registry import generators
 
         builtin += [n for n in generators.names() if n not in builtin and self.protocol.generator(n) is not None]
         checks.check_models(self.names, builtin, found, protocol=self.cfg.protocol,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import traceback
 from typing import Any
 
-from vreason.errors import VideoError, disk_full
-from vreason.records import Sample, Score, Video, VideoStatus
-from vreason.scoring import ScoreContext, Scorer
+from vreason.core.errors import VideoError, disk_full
+from vreason.core.records import Sample, Score, Video, VideoStatus
+from vreason.core.scoring import ScoreContext, Scorer
 
 
 def load_error_text(err: dict[str, Any]) -> str:

@@ -76,10 +76,10 @@ def score_clip(family: str, difficulty: str, index: int, seed: int, clip: Clip, 
     """Score ``clip`` for instance (family, difficulty, index, seed) through the suite's scorer.
 
     The clip is written as H.264 at ``clip.fps`` (as a model's MP4 would arrive), so the verdict
-    includes what encoding and decoding do. Returns the :class:`~vreason.records.Score`."""
+    includes what encoding and decoding do. Returns the :class:`~vreason.core.records.Score`."""
+    from vreason.core.records import Video
+    from vreason.core.scoring import ScoreContext
     from vreason.frames import write_video
-    from vreason.records import Video
-    from vreason.scoring import ScoreContext
     from vreason.synth.scorer import SynthVerifierScorer
     from vreason.synth.suite import make_sample
 

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from vreason.core.records import Sample
 from vreason.data.tivibench_schema import TASK_TYPES, TiviAnnotation
-from vreason.records import Sample
 
 PLACEMENT: dict[str, tuple[str, str]] = {
     "maze": ("SS", "maze"),
@@ -164,7 +164,7 @@ def export_suite(out_dir: str, *, families: Sequence[str] | None = None, difficu
     """Export the built-in suite (built from the options) or, with ``videos_from``, the instances and
     videos of that ``run synth`` folder."""
     if videos_from:
-        from vreason.errors import ConfigError
+        from vreason.core.errors import ConfigError
         from vreason.store import RunStore
 
         if not os.path.isdir(videos_from):

@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
+from vreason.core.records import Sample, Video, VideoStatus
+from vreason.core.registry import generators
 from vreason.generate.base import Generator
-from vreason.records import Sample, Video, VideoStatus
-from vreason.registry import generators
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance
 
 

@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from vreason.errors import VideoError
-from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
-from vreason.registry import scorers
-from vreason.scoring import ScoreContext, Scorer
+from vreason.core.errors import VideoError
+from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.registry import scorers
+from vreason.core.scoring import ScoreContext, Scorer
 
 DEFAULT_MAX_FRAMES = 480
 

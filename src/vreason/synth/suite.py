@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.records import Mode, Sample
+from vreason.core.records import Mode, Sample
 from vreason.synth.base import DIFFICULTIES, FAMILIES, RenderConfig, TaskFamily, TaskInstance, instance_seed
 
 FAMILY_MODULES = ("maze", "symmetry", "sorting", "connect", "oddoneout", "sequence", "gravity", "sliding",
@@ -209,8 +209,8 @@ def load_benchmark(folder: str):
     """Read a folder written by :func:`write_benchmark` → ``LoadResult`` (samples + per-line errors)."""
     from pydantic import ValidationError
 
-    from vreason.errors import ConfigError
-    from vreason.protocols.base import LoadResult
+    from vreason.core.errors import ConfigError
+    from vreason.core.protocol import LoadResult
 
     path = os.path.join(folder, "manifest.jsonl")
     if not os.path.isfile(path):

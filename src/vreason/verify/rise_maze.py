@@ -234,7 +234,7 @@ def read_maze_frames(path: str) -> list[np.ndarray]:
     check_complete(info)
     frames = read_all(path)
     if len(frames) < info.n_frames:
-        from vreason.errors import VideoUnreadableError
+        from vreason.core.errors import VideoUnreadableError
 
         raise VideoUnreadableError(path, f"decoded {len(frames)} of {info.n_frames} frames")
     return frames

@@ -14,9 +14,9 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
-from vreason.protocols.options import DeclaredOptions, ProtocolOptions, resolve_options, resolved_dict
-from vreason.records import Sample
-from vreason.scoring import Scorer
+from vreason.core.options import DeclaredOptions, ProtocolOptions, resolve_options, resolved_dict
+from vreason.core.records import Sample
+from vreason.core.scoring import Scorer
 
 
 @dataclass

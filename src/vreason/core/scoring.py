@@ -1,7 +1,7 @@
 """The Scorer interface: verifiers, judged metrics and embedding metrics all implement it.
 
 A *unit* of work is (sample, model, seed, scorer). A scorer returns one or more
-:class:`~vreason.records.Score` rows for the unit (one per metric it produces). The runner
+:class:`~vreason.core.records.Score` rows for the unit (one per metric it produces). The runner
 persists the unit's rows atomically, so a unit is either wholly done or not at all.
 
 * ``kind = "cpu"`` scorers run ``score()`` in worker processes (they must be picklable).
@@ -22,8 +22,8 @@ from abc import ABC
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from vreason.frames.counts import decode_scope, unit_decode_evidence
-from vreason.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.decoding import decode_scope, unit_decode_evidence
+from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Typed protocol options: one pydantic model per protocol, unknown keys rejected.
 
 A protocol declares ``options_model = <Name>Options`` (a subclass of :class:`ProtocolOptions`);
-:class:`~vreason.protocols.base.Protocol` validates its keyword options against it once, in the
+:class:`~vreason.core.protocol.Protocol` validates its keyword options against it once, in the
 constructor. The model is the single place where an option's type, default, allowed values and
 meaning are written: the CLI's ``--opt key=value`` checks, ``vreason list --options`` and the
 resolved options recorded in the run manifest all come from it.
@@ -17,9 +17,9 @@ from __future__ import annotations
 import difflib
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from vreason.errors import ConfigError
+from vreason.core.errors import ConfigError
 
 INTERNAL = {"internal": True}
 """``json_schema_extra`` of options the runner sets (not shown to users, not recorded as settings)."""
@@ -50,25 +50,10 @@ class SeedOptions(ProtocolOptions):
         "evidence and the report) or `strict` (an error naming both counts, as the built-in suite).")
 
 
-def check_frame_policy(v: Any) -> Any:
-    """A frame-policy spec or preset name that parses (else the option's error gives the reason)."""
-    if v is not None:
-        from vreason.frames.policy import policy
-
-        try:
-            policy(v)
-        except (ConfigError, ValueError) as exc:
-            raise ValueError(str(exc)) from None
-    return v
-
-
 # Option types shared by the options models: declared (type, bounds, default, description, validator) once
 # and used as ``name: <Type>`` in each model, in the model's own field order (a shared base model would move
 # the keys to the front, changing ``vreason list --options`` and the "known: ..." list of option errors).
 # A model may override the default or description with ``= Field(...)``.
-
-FramePolicyField = Annotated[str, AfterValidator(check_frame_policy)]
-"""A frame-policy spec or preset name, checked when set (the error names the reason)."""
 
 NBootField = Annotated[int, Field(1000, ge=1, description="Bootstrap resamples for the intervals.")]
 """Bootstrap resamples (``n_boot`` of :mod:`vreason.aggregate.bootstrap`)."""

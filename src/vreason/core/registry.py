@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from vreason.errors import MissingExtraError, UnknownNameError
+from vreason.core.errors import MissingExtraError, UnknownNameError
 
 T = TypeVar("T")
 
@@ -90,6 +90,23 @@ judges: Registry[Any] = Registry("judge backend")
 """Judge backends: name → Judge class."""
 
 
+BUILTIN_CATALOG = "vreason.catalog"
+"""The module declaring every built-in entry. Other packages add theirs through the ``vreason.catalogs``
+entry-point group (a module whose import declares or registers entries)."""
+_loaded = False
+
+
 def load_builtins() -> None:
-    """Declare every built-in entry lazily (cheap: imports nothing heavy)."""
-    from vreason import catalog  # noqa: F401  (declares entries on import)
+    """Declare every built-in entry lazily (cheap: imports nothing heavy), then any installed package's
+    catalog (entry-point group ``vreason.catalogs``). Loaded by name, so the contracts import no
+    benchmark."""
+    global _loaded
+    if _loaded:
+        return
+    importlib.import_module(BUILTIN_CATALOG)
+    from importlib.metadata import entry_points
+
+    for ep in entry_points(group="vreason.catalogs"):
+        if ep.value.split(":")[0] != BUILTIN_CATALOG:
+            ep.load()
+    _loaded = True
