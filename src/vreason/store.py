@@ -26,8 +26,9 @@ from typing import Any
 import pandas as pd
 
 from vreason import __version__
-from vreason.errors import MissingFileError, disk_full
-from vreason.records import Sample, Score, ScoreStatus, Video
+from vreason.core.errors import MissingFileError, disk_full
+from vreason.core.records import Sample, Score, ScoreStatus, Video
+from vreason.store_schema import Schema, Step, open_versioned
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +48,16 @@ CREATE TABLE IF NOT EXISTS scores (
   reason TEXT, passed INTEGER, frame_policy TEXT, judge TEXT, json TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS scores_unit ON scores (sample_id, model, seed, scorer);
 """
+
+RESULTS_VERSION = 1
+"""Schema version of ``results.sqlite`` (``PRAGMA user_version``), covering the results tables above and the
+annotation tables (:mod:`vreason.human.store`) kept in the same file. 1: the schema every vreason so far wrote
+(a file from before versions were recorded is adopted as 1 as it is)."""
+RESULTS_MIGRATIONS: dict[int, Step] = {}
+"""``{v: step from v to v + 1}`` of ``results.sqlite``; shared by every store opening the file."""
+RESULTS_TABLES = frozenset({"meta", "samples", "videos", "units", "scores", "annotations", "annotators"})
+"""Tables any version of ``results.sqlite`` had (an unversioned file with one of them is a results store)."""
+RESULTS_SCHEMA = Schema("results store", RESULTS_VERSION, _SCHEMA, RESULTS_TABLES, migrations=RESULTS_MIGRATIONS)
 
 SCORE_COLUMNS = [
     "sample_id", "model", "seed", "scorer", "scorer_version", "metric", "value", "normalized",
@@ -156,7 +167,11 @@ class RunStore:
         self.conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
-        self.conn.executescript(_SCHEMA)
+        try:
+            open_versioned(self.conn, self.db_path, RESULTS_SCHEMA)
+        except BaseException:
+            self.conn.close()
+            raise
 
     # ------------------------------------------------------------------ lifecycle
     def close(self) -> None:

@@ -35,6 +35,8 @@ import threading
 import time
 from typing import Any
 
+from vreason.store_schema import Schema, add_missing_columns, apply_ddl, open_versioned
+
 LEDGER_FILE = "generate_jobs.sqlite"
 
 _SCHEMA = """
@@ -73,6 +75,18 @@ CREATE TABLE IF NOT EXISTS ledger_meta (name TEXT PRIMARY KEY, value TEXT NOT NU
 """
 _NEW_COLUMNS = {"gen": "INTEGER NOT NULL DEFAULT 0", "client_ref": "TEXT", "gen_started_at": "REAL",
                 "lookup_identity": "TEXT"}
+LEDGER_VERSION = 1
+"""Schema version of the job ledger (``PRAGMA user_version``). 1: the tables above with ``jobs``' attempt
+columns; an unversioned ledger (written before attempts were recorded, or after) is adopted as 1 in place."""
+
+
+def _adopt(conn: sqlite3.Connection) -> None:
+    apply_ddl(conn, _SCHEMA)
+    add_missing_columns(conn, "jobs", _NEW_COLUMNS)  # a ledger written before attempts were recorded
+
+
+LEDGER_SCHEMA = Schema("video job ledger", LEDGER_VERSION, _SCHEMA, frozenset({"jobs", "create_attempts",
+                       "ledger_meta"}), adopt=_adopt)
 MAY_BILL = ("creating", "unknown", "running", "timeout", "done")
 """Statuses whose job the provider may bill (a job exists or may exist and was not refused/failed)."""
 
@@ -100,11 +114,11 @@ class JobLedger:
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.executescript(_SCHEMA)
-        have = {r[1] for r in self._db.execute("PRAGMA table_info(jobs)")}
-        for col, decl in _NEW_COLUMNS.items():  # a ledger written before attempts were recorded
-            if col not in have:
-                self._db.execute(f"ALTER TABLE jobs ADD COLUMN {col} {decl}")
+        try:
+            open_versioned(self._db, self.path, LEDGER_SCHEMA)
+        except BaseException:
+            self._db.close()
+            raise
         self._db.execute("INSERT OR IGNORE INTO ledger_meta (name, value) VALUES ('run_nonce', ?)",
                          (secrets.token_hex(8),))
         self.nonce = self._db.execute("SELECT value FROM ledger_meta WHERE name = 'run_nonce'").fetchone()[0]

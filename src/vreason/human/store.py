@@ -13,8 +13,10 @@ from collections.abc import Iterable
 
 from pydantic import TypeAdapter
 
-from vreason.errors import MissingFileError
+from vreason.core.errors import MissingFileError
 from vreason.human.records import Annotation, PairVote, RubricLabel
+from vreason.store import RESULTS_MIGRATIONS, RESULTS_TABLES, RESULTS_VERSION
+from vreason.store_schema import Schema, open_versioned
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotations (
@@ -23,6 +25,10 @@ CREATE TABLE IF NOT EXISTS annotations (
 CREATE INDEX IF NOT EXISTS annotations_by_person ON annotations (annotator, created);
 CREATE TABLE IF NOT EXISTS annotators (name TEXT PRIMARY KEY, created REAL NOT NULL);
 """
+
+ANNOTATIONS_SCHEMA = Schema("results store (annotations)", RESULTS_VERSION, _SCHEMA, RESULTS_TABLES,
+                            migrations=RESULTS_MIGRATIONS)
+"""The annotation tables live in ``results.sqlite``: the file's version and migrations are the results store's."""
 
 _ADAPTER: TypeAdapter[Annotation] = TypeAdapter(Annotation)
 
@@ -43,7 +49,11 @@ class AnnotationStore:
             raise MissingFileError(f"{self.run_dir}: not a vreason run directory (no results.sqlite)")
         self.conn = sqlite3.connect(db, timeout=30, isolation_level=None, check_same_thread=False)
         self.conn.execute("PRAGMA journal_mode=WAL")
-        self.conn.executescript(_SCHEMA)
+        try:
+            open_versioned(self.conn, db, ANNOTATIONS_SCHEMA)
+        except BaseException:
+            self.conn.close()
+            raise
 
     def close(self) -> None:
         self.conn.close()

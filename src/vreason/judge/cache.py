@@ -24,6 +24,24 @@ import time
 from typing import Any
 
 from vreason.judge.base import ImagePart, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
+from vreason.store_schema import Schema, add_missing_columns, apply_ddl, open_versioned
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, template TEXT, template_version TEXT,
+  text TEXT NOT NULL, prompt_tokens INTEGER, completion_tokens INTEGER, finish_reason TEXT, created REAL,
+  max_tokens INTEGER)
+"""
+
+
+def _adopt(conn: sqlite3.Connection) -> None:
+    """An unversioned cache: the first ones had no ``max_tokens`` column (added, NULL for old rows)."""
+    apply_ddl(conn, _SCHEMA)
+    add_missing_columns(conn, "replies", {"max_tokens": "INTEGER"})
+
+
+CACHE_VERSION = 1
+"""Schema version of the judge reply cache (``PRAGMA user_version``). 1: ``replies`` with ``max_tokens``."""
+CACHE_SCHEMA = Schema("judge reply cache", CACHE_VERSION, _SCHEMA, frozenset({"replies"}), adopt=_adopt)
 
 
 def image_digest(image: Any) -> str:
@@ -86,16 +104,11 @@ class ReplyCache:
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
         with self._lock:
             self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute(
-                "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, template TEXT,"
-                " template_version TEXT, text TEXT NOT NULL, prompt_tokens INTEGER,"
-                " completion_tokens INTEGER,"
-                " finish_reason TEXT, created REAL, max_tokens INTEGER)"
-            )
-            cols = {r[1] for r in self._db.execute("PRAGMA table_info(replies)")}
-            if "max_tokens" not in cols:  # a cache written before the column existed
-                self._db.execute("ALTER TABLE replies ADD COLUMN max_tokens INTEGER")
-            self._db.commit()
+            try:
+                open_versioned(self._db, self.path, CACHE_SCHEMA)
+            except BaseException:
+                self._db.close()
+                raise
 
     def get(self, key: str) -> JudgeReply | None:
         with self._lock:
