@@ -90,7 +90,7 @@ def ruler_dataset(root: str, *, parquet: bool = False, extra_lines: list[str] | 
 
 
 def ruler_videos(videos_root: str, models: list[str], samples: list[Sample], **kw: Any) -> dict[tuple[str, str], str]:
-    from vreason.data.ruler import ruler_video_path
+    from vreason.protocols.ruler.data import ruler_video_path
 
     out = {}
     for m in models:

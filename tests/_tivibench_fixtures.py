@@ -61,7 +61,7 @@ def release(root: str, prompts: dict[str, Any] | None = None, annotations: list[
             images: bool = True, ends: bool = True) -> str:
     """Write ``eval_cache/<DIM>_prompt.json``, ``images/<DIM>/<key>.png``, ``eval_cache/<DIM>/<key>/end.png`` and
     ``vreason_annotations.jsonl`` (raw strings in ``annotations`` are written as they are)."""
-    from vreason.data.tivibench import normalise_key
+    from vreason.protocols.tivibench.data import normalise_key
 
     prompts = DEFAULT_PROMPTS if prompts is None else prompts
     annotations = DEFAULT_ANNOTATIONS if annotations is None else annotations

@@ -43,7 +43,9 @@ def label(sample: str, value: float, *, metric="rise:tc", who="h1", model="m", i
 
 
 def test_mapping_table_names_real_scorers_and_metrics():
-    from vreason.protocols import mmecof, rise_scorers, ruler
+    from vreason.protocols.mmecof import protocol as mmecof
+    from vreason.protocols.rise import scorers as rise_scorers
+    from vreason.protocols.ruler import protocol as ruler
     from vreason.synth import scorer as synth_scorer
 
     real = {}

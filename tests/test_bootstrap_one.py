@@ -78,9 +78,9 @@ def _sites() -> dict:
     from vreason.aggregate.bootstrap import stratified_replicates as category_replicates
     from vreason.human.agreement import _bootstrap
     from vreason.human.ratings import Comparison, fit_ratings
-    from vreason.protocols.mmecof_tables import hint_deltas
-    from vreason.protocols.pai_g_tables import joint_boot
-    from vreason.protocols.ruler_tables import bootstrap_cis, mode_split
+    from vreason.protocols.mmecof.tables import hint_deltas
+    from vreason.protocols.pai.g.tables import joint_boot
+    from vreason.protocols.ruler.tables import bootstrap_cis, mode_split
 
     out: dict = {}
     out["plain_mean"] = bootstrap_ci(VALUES, n_boot=500, seed=3)

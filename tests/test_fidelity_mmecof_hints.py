@@ -8,8 +8,8 @@ import pytest
 
 from test_mmecof_loader import RECORDS, write
 from vreason.core.errors import ConfigError
-from vreason.data.mmecof import hint_inputs, load_mmecof
-from vreason.protocols.mmecof import MmeCofProtocol
+from vreason.protocols.mmecof.data import hint_inputs, load_mmecof
+from vreason.protocols.mmecof.protocol import MmeCofProtocol
 
 
 def _records(drop: tuple[str, ...] = (), extra: list[dict] | None = None) -> list[dict]:
@@ -64,7 +64,7 @@ def test_mini_category_sample_without_hint_image_is_reported(tmp_path):
 
 
 def test_tables_header_names_departing_options():
-    from vreason.protocols.mmecof_tables import header_lines
+    from vreason.protocols.mmecof.tables import header_lines
 
     assert header_lines()[0].endswith("paper defaults (no departing option)")
     assert header_lines({"frame_policy": "every:5"})[0].endswith("options departing from it: frame_policy=every:5")

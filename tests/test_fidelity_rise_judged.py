@@ -10,9 +10,9 @@ import pytest
 
 from test_rise_aggregate import row
 from vreason.judge.parsers import ParseFailure, find_last_list
-from vreason.protocols.rise import RiseProtocol
-from vreason.protocols.rise_aggregate import table1, table2, unit_table
-from vreason.protocols.rise_scorers import RiseReasoningJudge, yes_no_list_parser
+from vreason.protocols.rise.aggregate import table1, table2, unit_table
+from vreason.protocols.rise.protocol import RiseProtocol
+from vreason.protocols.rise.scorers import RiseReasoningJudge, yes_no_list_parser
 
 
 # ---------------------------------------------------------------- item 4: rounding before weighting

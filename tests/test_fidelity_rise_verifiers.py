@@ -13,10 +13,10 @@ from fixtures_rise import maze_frames
 from vreason.core.errors import VideoError
 from vreason.core.records import Sample
 from vreason.frames import policy, write_video
-from vreason.protocols.rise import RiseProtocol
-from vreason.protocols.rise_scorers import RisePuzzleVerifier, ra_policy
-from vreason.verify.rise_maze import verify_maze_frames, verify_maze_video
-from vreason.verify.rise_symmetry import verify_symmetry
+from vreason.protocols.rise.maze import verify_maze_frames, verify_maze_video
+from vreason.protocols.rise.protocol import RiseProtocol
+from vreason.protocols.rise.scorers import RisePuzzleVerifier, ra_policy
+from vreason.protocols.rise.symmetry import verify_symmetry
 
 
 # ---------------------------------------------------------------- item 1: maze rule

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vreason.protocols.ruler_tables import DEFAULT_WIN_RATE, header_lines, table2, win_rates
+from vreason.protocols.ruler.tables import DEFAULT_WIN_RATE, header_lines, table2, win_rates
 
 PUBLISHED = [0.397, 0.186, 0.340, 0.300, 0.257, 0.267, 0.151, 0.151, 0.193, 0.162]  # RULER Table 2
 

@@ -197,7 +197,7 @@ def _one_error(errors, path: str, line: int) -> dict:
 
 def test_rise_deep_item_is_a_record_error_with_file_and_line(tmp_path):
     from fixtures_rise import write_dataset
-    from vreason.data.rise import load_rise
+    from vreason.protocols.rise.data import load_rise
 
     data = write_dataset(str(tmp_path / "RISE"))
     before = len(load_rise(data).samples)
@@ -211,7 +211,7 @@ def test_rise_deep_item_is_a_record_error_with_file_and_line(tmp_path):
 def test_ruler_deep_and_overlong_lines(tmp_path, monkeypatch):
     from _ruler_mmecof_fixtures import ruler_dataset
     from vreason.data import loaderrors
-    from vreason.data.ruler import load_ruler
+    from vreason.protocols.ruler.data import load_ruler
 
     path = ruler_dataset(str(tmp_path / "R"), extra_lines=[DEEP, '{"id": "' + "x" * 300_000 + '"}'])
     monkeypatch.setattr(loaderrors, "MAX_RECORD_BYTES", 250_000)
@@ -226,7 +226,7 @@ def test_ruler_deep_and_overlong_lines(tmp_path, monkeypatch):
 
 def test_tivibench_deep_annotation_line(tmp_path):
     from _tivibench_fixtures import DEFAULT_ANNOTATIONS, release
-    from vreason.data.tivibench import load_tivibench
+    from vreason.protocols.tivibench.data import load_tivibench
 
     root = str(tmp_path / "T")
     release(root)
@@ -242,7 +242,7 @@ def test_pai_g_deep_item_and_deep_question_file(tmp_path):
     import os
 
     from _pai_gu_fixtures import write_g_dataset
-    from vreason.data.pai_g import load_pai_g
+    from vreason.protocols.pai.g.data import load_pai_g
 
     root = write_g_dataset(str(tmp_path / "G"))
     before = len(load_pai_g(root).samples)
@@ -261,7 +261,7 @@ def test_pai_u_deep_line_and_undecodable_bytes_never_reach_the_store(tmp_path):
     import os
 
     from _pai_gu_fixtures import write_u_dataset
-    from vreason.data.pai_u import load_pai_u
+    from vreason.protocols.pai.u.data import load_pai_u
     from vreason.store import RunStore
 
     root = write_u_dataset(str(tmp_path / "U"), corrupt=None)

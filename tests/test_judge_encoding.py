@@ -17,19 +17,19 @@ from PIL import Image
 from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, ruler_dataset, user_parts
 from vreason.core.records import RubricItem, Sample, Video
 from vreason.core.scoring import ScoreContext
-from vreason.data.ruler import load_ruler
 from vreason.frames import write_video
 from vreason.judge.base import ImagePart, JudgeRequest, TextPart, image_part_from_file
 from vreason.judge.cache import request_key
 from vreason.judge.hf_backend import pixels_of
 from vreason.judge.openai_backend import OpenAIJudge
-from vreason.protocols.rise_scorers import (
+from vreason.protocols.rise.scorers import (
     RisePhysicalRationality,
     RiseReasoningJudge,
     RiseTemporalConsistency,
     RiseVisualQuality,
 )
-from vreason.protocols.ruler import RulerChecklistScorer
+from vreason.protocols.ruler.data import load_ruler
+from vreason.protocols.ruler.protocol import RulerChecklistScorer
 from vreason.testing.loopback import LoopbackServer
 
 

@@ -74,12 +74,12 @@ def _vars():
 
 def _parsers():
     from vreason.optimize.videotpo import free_text, improved_prompt
-    from vreason.protocols.mmecof import quality_parser, step_parser
-    from vreason.protocols.pai_g import reply_parser
-    from vreason.protocols.pai_u import answer_text
-    from vreason.protocols.rise_scorers import yes_no_list_parser
-    from vreason.protocols.ruler_tools import checklist_parser, enhanced_prompt_parser
-    from vreason.protocols.tivibench_scorers import qa_parser
+    from vreason.protocols.mmecof.protocol import quality_parser, step_parser
+    from vreason.protocols.pai.g.protocol import reply_parser
+    from vreason.protocols.pai.u.protocol import answer_text
+    from vreason.protocols.rise.scorers import yes_no_list_parser
+    from vreason.protocols.ruler.tools import checklist_parser, enhanced_prompt_parser
+    from vreason.protocols.tivibench.scorers import qa_parser
 
     return {  # template -> (protocol parser, the score it gives, for the non-constant check; None = not a score)
         "generic_yes_no": (parsers.yes_no(), lambda v: v),
@@ -124,7 +124,7 @@ def test_every_shipped_template_has_a_shape_that_its_protocol_parser_accepts():
 
 def test_shapes_follow_the_request():
     from vreason.judge.templates import get_template
-    from vreason.protocols.ruler_tools import checklist_parser
+    from vreason.protocols.ruler.tools import checklist_parser
 
     j = MockJudge(quality=0.5)
     v = _vars()["ruler_checklist"]
@@ -132,7 +132,7 @@ def test_shapes_follow_the_request():
     codes = {c for c, _ in checklist_parser("physical", 6)(asyncio.run(j.complete(req)).text)}
     assert "IF" in codes
     req = get_template("mmecof_quality").request(**{**_vars()["mmecof_quality"], "lo": 1, "hi": 3})
-    from vreason.protocols.mmecof import quality_parser
+    from vreason.protocols.mmecof.protocol import quality_parser
 
     assert set(quality_parser(1, 3)(asyncio.run(j.complete(req)).text).values()) <= {1, 2, 3}
     req = get_template("videotpo_update").request(**_vars()["videotpo_update"])
@@ -160,7 +160,7 @@ def test_same_text_different_sample_or_video_differs_deterministically():
 def test_suite_toolqa_questions_through_the_tivibench_request_parse():
     """The suite's toolqa questions go to the judge through TiViBench's QA request (the `suite` answerer's
     place): the mock answers them in that shape, one answer per question, varying across instances."""
-    from vreason.protocols.tivibench_scorers import TiviQaScorer, qa_parser
+    from vreason.protocols.tivibench.scorers import TiviQaScorer, qa_parser
     from vreason.synth.base import RenderConfig
     from vreason.synth.suite import make_instance
 

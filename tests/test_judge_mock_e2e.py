@@ -25,7 +25,7 @@ def _rise(root: str) -> list[str]:
 
 def _ruler(root: str) -> list[str]:
     from _ruler_mmecof_fixtures import ruler_dataset, ruler_videos
-    from vreason.protocols.ruler import RulerProtocol
+    from vreason.protocols.ruler.protocol import RulerProtocol
 
     data = ruler_dataset(os.path.join(root, "data"))
     videos = os.path.join(root, "videos")

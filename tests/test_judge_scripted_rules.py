@@ -76,9 +76,9 @@ def test_documented_worked_examples_parse_with_each_protocols_parser(tmp_path):
     from vreason.judge import parsers
     from vreason.judge.scripted import load_script
     from vreason.judge.templates import list_templates
-    from vreason.protocols.rise_scorers import yes_no_list_parser
-    from vreason.protocols.ruler_tools import checklist_parser
-    from vreason.protocols.tivibench_scorers import qa_parser
+    from vreason.protocols.rise.scorers import yes_no_list_parser
+    from vreason.protocols.ruler.tools import checklist_parser
+    from vreason.protocols.tivibench.scorers import qa_parser
 
     parse = {name: fn for name, (fn, _) in _parsers().items()}
     parse.update(rise_ra=yes_no_list_parser(1, "returned"), ruler_checklist=checklist_parser(""),

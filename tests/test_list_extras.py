@@ -32,7 +32,7 @@ def _oracle_result(family: str, monkeypatch, with_ocr: bool):
 
 
 def test_the_suite_families_declared_to_need_ocr_are_exactly_those_unscored_without_it(monkeypatch):
-    from vreason.protocols.synth import OCR_FAMILIES
+    from vreason.protocols.synth.protocol import OCR_FAMILIES
     from vreason.synth.suite import default_families
 
     need = []
@@ -49,7 +49,7 @@ def test_the_suite_families_declared_to_need_ocr_are_exactly_those_unscored_with
 
 def test_the_ocr_families_pass_with_the_extra_installed(monkeypatch):
     pytest.importorskip("rapidocr")
-    from vreason.protocols.synth import OCR_FAMILIES
+    from vreason.protocols.synth.protocol import OCR_FAMILIES
 
     for fam in OCR_FAMILIES:
         assert _oracle_result(fam, monkeypatch, with_ocr=True).passed, fam

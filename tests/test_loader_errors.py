@@ -12,9 +12,9 @@ from typer.testing import CliRunner
 from conftest import gradient_frames
 from vreason.cli.main import app
 from vreason.data.importer import read_manifest
-from vreason.data.rise import load_rise
-from vreason.data.ruler import load_ruler
 from vreason.frames import write_video
+from vreason.protocols.rise.data import load_rise
+from vreason.protocols.ruler.data import load_ruler
 
 runner = CliRunner()
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from vreason.core.records import Mode, Sample
-from vreason.protocols.mmecof_tables import aggregate_mmecof, combine_runs
+from vreason.protocols.mmecof.tables import aggregate_mmecof, combine_runs
 
 VIS = {"vd1", "vd2"}
 SAMPLES = [Sample(id=i, benchmark="mmecof", category="Visual Detail", mode=Mode.i2v,

@@ -13,7 +13,7 @@ from test_mmecof_loader import RECORDS, write
 from vreason.core.records import Video
 from vreason.core.registry import benchmarks, load_builtins
 from vreason.core.scoring import ScoreContext
-from vreason.protocols.mmecof import MmeCofProtocol
+from vreason.protocols.mmecof.protocol import MmeCofProtocol
 from vreason.store import RunStore
 from vreason.testing.loopback import LoopbackServer
 

@@ -12,7 +12,7 @@ from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, user_
 from test_mmecof_loader import RECORDS, write
 from vreason.core.records import ScoreStatus, Video
 from vreason.core.scoring import ScoreContext
-from vreason.protocols.mmecof import MmeCofProtocol, MmeCofQualityScorer, MmeCofStepScorer
+from vreason.protocols.mmecof.protocol import MmeCofProtocol, MmeCofQualityScorer, MmeCofStepScorer
 from vreason.testing.loopback import LoopbackServer
 
 

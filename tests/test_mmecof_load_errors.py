@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from _ruler_mmecof_fixtures import image
 from vreason.cli.main import app
-from vreason.data.mmecof import load_mmecof
+from vreason.protocols.mmecof.data import load_mmecof
 
 runner = CliRunner()
 

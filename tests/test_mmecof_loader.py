@@ -9,7 +9,7 @@ import pytest
 
 from _ruler_mmecof_fixtures import image
 from vreason.core.errors import ConfigError
-from vreason.data.mmecof import (
+from vreason.protocols.mmecof.data import (
     CATEGORIES,
     VISUAL_HINT_CATEGORIES,
     canonical_category,

@@ -13,7 +13,7 @@ class _Mean(torch.nn.Module):
 
 
 def test_motion_smoothness_interpolator_truncates_like_released(tmp_path):
-    from vreason.protocols.pai_g_measure import torchscript_interpolator
+    from vreason.protocols.pai.g.measure import torchscript_interpolator
 
     path = tmp_path / "interp.pt"
     torch.jit.script(_Mean()).save(str(path))
@@ -32,7 +32,7 @@ def test_motion_smoothness_interpolator_truncates_like_released(tmp_path):
 
 
 def test_imaging_quality_resize_is_float_bilinear_without_antialias(tmp_path):
-    from vreason.protocols.pai_g_measure import _longer_512_tensor
+    from vreason.protocols.pai.g.measure import _longer_512_tensor
 
     rng = np.random.default_rng(1)
     frame = rng.integers(0, 256, (300, 1024, 3), dtype=np.uint8)

@@ -17,10 +17,10 @@ from _tiny_models import tiny_model
 from vreason.cli.main import app
 from vreason.core.records import Sample, Video
 from vreason.core.scoring import ScoreContext
-from vreason.data.pai_g import load_pai_g
-from vreason.protocols import pai_g_quality as q
-from vreason.protocols.pai_g_measure import PaiGQualityScorer
-from vreason.protocols.pai_tables import aggregate_pai_g
+from vreason.protocols.pai.g import quality as q
+from vreason.protocols.pai.g.data import load_pai_g
+from vreason.protocols.pai.g.measure import PaiGQualityScorer
+from vreason.protocols.pai.tables import aggregate_pai_g
 from vreason.testing.loopback import LoopbackServer
 
 

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from _pai_gu_fixtures import square_frames
-from vreason.protocols import pai_g_quality as q
-from vreason.protocols.pai_g import official_correct, reply_parser
+from vreason.protocols.pai.g import quality as q
+from vreason.protocols.pai.g.protocol import official_correct, reply_parser
 
 
 def _unit(v):

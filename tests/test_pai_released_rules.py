@@ -12,11 +12,11 @@ import pytest
 
 from vreason.core.records import Sample
 from vreason.judge.parsers import ParseFailure
-from vreason.protocols.pai_g import PaiGOptions, has_answer_word, official_correct, reply_parser
-from vreason.protocols.pai_g_quality import DIMENSIONS, ConsistencyAcc
-from vreason.protocols.pai_g_tables import aggregate_pai_g
-from vreason.protocols.pai_tables import aggregate_pai_u, fig9_group
-from vreason.protocols.pai_u import is_correct, released_answer
+from vreason.protocols.pai.g.protocol import PaiGOptions, has_answer_word, official_correct, reply_parser
+from vreason.protocols.pai.g.quality import DIMENSIONS, ConsistencyAcc
+from vreason.protocols.pai.g.tables import aggregate_pai_g
+from vreason.protocols.pai.tables import aggregate_pai_u, fig9_group
+from vreason.protocols.pai.u.protocol import is_correct, released_answer
 
 
 # ----------------------------------------------------------------------------- 25.5 judge replies
@@ -35,7 +35,7 @@ REPLIES = ["Yes", "No.", "Maybe.", "", "Hard to say", "Yes, no", "It does not", 
 
 @pytest.mark.parametrize("gt", ["Yes", "No"])
 def test_domain_reply_rule_default_is_released(gt):
-    from vreason.protocols.pai_g import PaiGDomainScorer
+    from vreason.protocols.pai.g.protocol import PaiGDomainScorer
 
     assert PaiGDomainScorer().unparsed == "wrong"  # the default: strict=False below
     parse = reply_parser(gt, "official", strict=False)
@@ -166,7 +166,7 @@ def test_aesthetic_above_the_normaliser_stays_unbounded_and_is_counted():
 
 
 def test_a_category_without_videos_is_reported_zero_and_flagged():
-    from vreason.data.pai_g import CATEGORIES
+    from vreason.protocols.pai.g.data import CATEGORIES
 
     scores = pd.DataFrame([_q_row("m", "av_1", 0, [("a", True, False)])])
     res = aggregate_pai_g(scores, SAMPLES, "", n_boot=20, write=False)
@@ -202,7 +202,7 @@ def test_quality_cell_names_dimensions_and_substitutes():
 
 
 def test_dimensions_option_validates_and_limits_the_scorer():
-    from vreason.protocols.pai_g_measure import PaiGQualityScorer
+    from vreason.protocols.pai.g.measure import PaiGQualityScorer
 
     o = PaiGOptions(dimensions="motion_smoothness, subject_consistency")
     assert o.dimension_list() == ["subject_consistency", "motion_smoothness"]  # released order
@@ -217,8 +217,8 @@ def test_motion_smoothness_only_run_needs_no_checkpoint(tmp_path):
     from _pai_gu_fixtures import write_g_dataset, write_g_videos
     from vreason.core.records import Video
     from vreason.core.scoring import ScoreContext
-    from vreason.data.pai_g import load_pai_g
-    from vreason.protocols.pai_g_measure import PaiGQualityScorer
+    from vreason.protocols.pai.g.data import load_pai_g
+    from vreason.protocols.pai.g.measure import PaiGQualityScorer
 
     write_g_videos(str(tmp_path / "v"), ["av_0001"])
     s = load_pai_g(write_g_dataset(str(tmp_path / "G"))).samples[0]

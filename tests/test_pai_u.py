@@ -12,10 +12,10 @@ from typer.testing import CliRunner
 from _pai_gu_fixtures import write_u_dataset
 from _ruler_mmecof_fixtures import body_text
 from vreason.cli.main import app
-from vreason.data.pai_u import load_pai_u
 from vreason.judge.parsers import ParseFailure
-from vreason.protocols.pai_tables import main_group
-from vreason.protocols.pai_u import answer_text, choices_text, is_correct
+from vreason.protocols.pai.tables import main_group
+from vreason.protocols.pai.u.data import load_pai_u
+from vreason.protocols.pai.u.protocol import answer_text, choices_text, is_correct
 
 
 def test_letter_rule_as_released():

@@ -16,10 +16,10 @@ from typer.testing import CliRunner
 from vreason.cli.main import _parse_opts, app
 from vreason.core.options import DeclaredOptions, OptionsError, public_keys
 from vreason.core.scoring import ScoreContext
-from vreason.protocols.mmecof import VISUAL_PROMPT_MODES, MmeCofOptions, MmeCofProtocol
-from vreason.protocols.rise import RELEASED_DEFAULTS, RiseOptions, RiseProtocol
-from vreason.protocols.ruler import RulerOptions, RulerProtocol
-from vreason.protocols.synth import SynthOptions, SynthProtocol
+from vreason.protocols.mmecof.protocol import VISUAL_PROMPT_MODES, MmeCofOptions, MmeCofProtocol
+from vreason.protocols.rise.protocol import RELEASED_DEFAULTS, RiseOptions, RiseProtocol
+from vreason.protocols.ruler.protocol import RulerOptions, RulerProtocol
+from vreason.protocols.synth.protocol import SynthOptions, SynthProtocol
 from vreason.runner.run import RunConfig, Runner, make_protocol
 from vreason.store import RunStore
 
@@ -125,10 +125,10 @@ def test_defaults_are_the_documented_faithful_ones():
 
 
 def test_literals_match_the_values_the_code_implements():
-    from vreason.data.mmecof import HINTS
-    from vreason.protocols.rise_aggregate import ROUNDINGS
-    from vreason.protocols.rise_scorers import RA_YES
-    from vreason.protocols.ruler_tables import DEFAULT_WIN_RATE, WIN_RATE_DEFINITIONS
+    from vreason.protocols.mmecof.data import HINTS
+    from vreason.protocols.rise.aggregate import ROUNDINGS
+    from vreason.protocols.rise.scorers import RA_YES
+    from vreason.protocols.ruler.tables import DEFAULT_WIN_RATE, WIN_RATE_DEFINITIONS
 
     def args(model, key):
         return typing.get_args(model.model_fields[key].annotation)

@@ -19,7 +19,7 @@ from _pai_c_fixtures import write_dataset as write_pai_c
 from _pai_c_fixtures import write_results
 from fixtures_rise import write_dataset, write_videos
 from test_rise_e2e import judge_script
-from vreason.protocols.rise_aggregate import LOGICAL_WEIGHTS, WEIGHTS
+from vreason.protocols.rise.aggregate import LOGICAL_WEIGHTS, WEIGHTS
 from vreason.report.build import build_report
 from vreason.runner.run import RunConfig, Runner, make_protocol
 from vreason.store import RunStore

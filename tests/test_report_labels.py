@@ -101,7 +101,7 @@ def test_redact_keeps_max_tokens_and_hides_credentials_in_text():
 
 
 def test_pass_badges_only_for_metrics_with_a_threshold_and_the_declared_grid_metric():
-    from vreason.protocols.rise_layout import declare
+    from vreason.protocols.rise.tables import declare
 
     d = Declared.of(declare({}, pd.DataFrame(), pd.DataFrame()))
     assert d.has_pass("ra") and not d.has_pass("tc") and not d.has_pass("vq") and d.has_pass("other")
@@ -122,7 +122,7 @@ def test_pass_badges_only_for_metrics_with_a_threshold_and_the_declared_grid_met
 
 def test_rise_tables_are_numeric_and_n_counts_scored_samples(tmp_path):
     from test_rise_aggregate import row
-    from vreason.protocols.rise import RiseProtocol
+    from vreason.protocols.rise.protocol import RiseProtocol
 
     rows = [*[row("m1", "tem_1", m, v) for m, v in (("ra", 1.0), ("tc", 5), ("pr", 5), ("vq", 3))],
             *[row("m1", "tem_2", m, v) for m, v in (("ra", 0.5), ("tc", 3), ("pr", 5), ("vq", 2))],

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from vreason.core.records import Sample
-from vreason.protocols.rise import RiseProtocol
-from vreason.protocols.rise_aggregate import summarize_group, table1, table2, unit_table, weighted_score
+from vreason.protocols.rise.aggregate import summarize_group, table1, table2, unit_table, weighted_score
+from vreason.protocols.rise.protocol import RiseProtocol
 
 SCALE = {"ra": (0, 1), "tc": (1, 5), "pr": (1, 5), "vq": (1, 3)}
 

@@ -15,7 +15,7 @@ from vreason.core.records import Score, ScoreStatus, Video
 from vreason.core.scoring import ScoreContext
 from vreason.judge.retry import RetryPolicy
 from vreason.judge.spec import make_judge
-from vreason.protocols.rise import RiseProtocol
+from vreason.protocols.rise.protocol import RiseProtocol
 from vreason.testing.loopback import LoopbackServer
 
 FAST = RetryPolicy(max_retries=2, base=0.01, cap=0.1, seed=0)

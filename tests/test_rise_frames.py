@@ -9,7 +9,7 @@ import pytest
 
 from vreason.core.records import Sample
 from vreason.frames import policy
-from vreason.protocols.rise_scorers import TC_POLICY, VQ_POLICY, pr_policy, ra_policy
+from vreason.protocols.rise.scorers import TC_POLICY, VQ_POLICY, pr_policy, ra_policy
 
 
 def _s(extra, reverse=False, cat="commonsense"):

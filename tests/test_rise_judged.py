@@ -13,7 +13,7 @@ from vreason.core.scoring import ScoreContext
 from vreason.frames import write_video
 from vreason.judge.retry import RetryPolicy
 from vreason.judge.spec import make_judge
-from vreason.protocols.rise_scorers import (
+from vreason.protocols.rise.scorers import (
     RisePhysicalRationality,
     RiseReasoningJudge,
     RiseTemporalConsistency,

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from fixtures_rise import GENERIC, write_dataset
-from vreason.data.rise import category_of, load_rise, parse_extra_frame, rise_video_path
-from vreason.protocols.rise import RiseProtocol
+from vreason.protocols.rise.data import category_of, load_rise, parse_extra_frame, rise_video_path
+from vreason.protocols.rise.protocol import RiseProtocol
 
 
 @pytest.fixture()

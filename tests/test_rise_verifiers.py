@@ -13,9 +13,9 @@ from vreason.core.errors import VideoMissingError
 from vreason.core.records import Sample, Video
 from vreason.core.scoring import ScoreContext
 from vreason.frames import write_video
-from vreason.protocols.rise_scorers import RisePuzzleVerifier
-from vreason.verify.rise_maze import verify_maze_frames, verify_maze_video
-from vreason.verify.rise_symmetry import crop_black_border, score_from_accuracy, verify_symmetry
+from vreason.protocols.rise.maze import verify_maze_frames, verify_maze_video
+from vreason.protocols.rise.scorers import RisePuzzleVerifier
+from vreason.protocols.rise.symmetry import crop_black_border, score_from_accuracy, verify_symmetry
 
 MAZE_EXPECT = {  # kind: (strict, official)
     "solved": (1.0, 1.0),

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from vreason.core.records import Mode, Sample
-from vreason.protocols.ruler_tables import aggregate_ruler, instance_table
+from vreason.protocols.ruler.tables import aggregate_ruler, instance_table
 
 SAMPLES = [
     Sample(id="physics-0", benchmark="ruler", category="science", task="physics", mode=Mode.t2v),

@@ -13,8 +13,8 @@ from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, ruler
 from vreason.core.records import Video
 from vreason.core.registry import benchmarks, load_builtins
 from vreason.core.scoring import ScoreContext
-from vreason.protocols.ruler import RulerProtocol
-from vreason.protocols.ruler_tools import draft_checklist, enhance_prompt, enhance_prompts
+from vreason.protocols.ruler.protocol import RulerProtocol
+from vreason.protocols.ruler.tools import draft_checklist, enhance_prompt, enhance_prompts
 from vreason.testing.loopback import LoopbackServer
 
 

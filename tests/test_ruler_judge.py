@@ -11,8 +11,8 @@ import pytest
 from _ruler_mmecof_fixtures import client_for, decode_image, keyed_script, moving_video, ruler_dataset, user_parts
 from vreason.core.records import ScoreStatus, Video
 from vreason.core.scoring import ScoreContext
-from vreason.data.ruler import load_ruler
-from vreason.protocols.ruler import RulerChecklistScorer, labels_to_metric_scores
+from vreason.protocols.ruler.data import load_ruler
+from vreason.protocols.ruler.protocol import RulerChecklistScorer, labels_to_metric_scores
 from vreason.testing.loopback import LoopbackServer
 
 

@@ -8,7 +8,7 @@ import os
 import pytest
 
 from _ruler_mmecof_fixtures import RULER_RECORDS, ruler_dataset
-from vreason.data.ruler import CATEGORIES, load_ruler, metrics_for, parse_checklist, ruler_video_path
+from vreason.protocols.ruler.data import CATEGORIES, load_ruler, metrics_for, parse_checklist, ruler_video_path
 
 
 def test_jsonl_loads_every_field(tmp_path):

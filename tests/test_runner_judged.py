@@ -61,7 +61,7 @@ def test_ruler_through_the_runner_with_its_own_video_layout(tmp_path):
     """`vreason run ruler --videos DIR` finds {model}/{task_name}/{index}.mp4 without --convention."""
     from _ruler_mmecof_fixtures import keyed_script, ruler_dataset, ruler_videos
     from test_ruler_e2e import SCRIPTS
-    from vreason.protocols.ruler import RulerProtocol
+    from vreason.protocols.ruler.protocol import RulerProtocol
 
     data = ruler_dataset(str(tmp_path / "data"))
     samples = RulerProtocol(data=data).load().samples

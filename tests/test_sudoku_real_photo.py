@@ -7,7 +7,7 @@ exposure, JPEG q=40). Needs the ``ocr`` extra."""
 import numpy as np
 import pytest
 
-from vreason.data.tivibench_schema import SudokuParams
+from vreason.protocols.tivibench.schema import SudokuParams
 from vreason.verify import gridread
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, get_check

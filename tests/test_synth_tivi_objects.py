@@ -9,8 +9,8 @@ import json
 import numpy as np
 import pytest
 
-from vreason.data.tivibench_schema import TiviAnnotation
 from vreason.judge.base import ImagePart, JudgeRequest, TextPart
+from vreason.protocols.tivibench.schema import TiviAnnotation
 from vreason.synth.adversary_honest import cut
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import get_family, make_instance
@@ -63,7 +63,7 @@ def _ask(questions, frames):
 
 @pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
 def test_suite_answerer_matches_the_family_verifier(difficulty):
-    from vreason.protocols.tivibench_scorers import qa_parser
+    from vreason.protocols.tivibench.scorers import qa_parser
 
     fam = get_family("toolqa")
     inst = make_instance("toolqa", difficulty, 0, 4, CFG)
@@ -84,7 +84,7 @@ def test_suite_answerer_matches_the_family_verifier(difficulty):
 
 def test_suite_answerer_says_it_does_not_know():
     from vreason.judge import parsers
-    from vreason.protocols.tivibench_scorers import qa_parser
+    from vreason.protocols.tivibench.scorers import qa_parser
 
     inst = make_instance("toolqa", "easy", 0, 4, CFG)
     q = inst.state["tivibench"]["metric"]["questions"][0]["text"]

@@ -7,9 +7,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from vreason.aggregate.synth_tables import synth_tables
 from vreason.aggregate.tables import failures_table, format_ci, pivot_ci, status_counts, summarize
 from vreason.core.protocol import AggregateResult
+from vreason.protocols.synth.tables import synth_tables
 from vreason.report.writer import print_tables, write_report
 
 
@@ -266,7 +266,7 @@ def test_pass5_from_one_seed_says_it_is_not_pass5(tmp_path):
 
 
 def test_pass5_measured_when_every_sample_has_five_videos():
-    from vreason.protocols.tivibench_tables import measured_as
+    from vreason.protocols.tivibench.tables import measured_as
 
     assert measured_as(pd.Series([5, 6, 5]), 5) == "Pass@5"
     assert measured_as(pd.Series([5, 2, 0]), 5).startswith("Pass@5; 1 of 2 samples")

@@ -9,8 +9,8 @@ import pytest
 
 from _tivibench_fixtures import BOX, QA, annotation, png, release
 from vreason.core.errors import ConfigError
-from vreason.data.tivibench import load_tivibench, normalise_key, task_of_key
-from vreason.protocols.tivibench import TiviBenchProtocol
+from vreason.protocols.tivibench.data import load_tivibench, normalise_key, task_of_key
+from vreason.protocols.tivibench.protocol import TiviBenchProtocol
 
 
 def _errors(res) -> str:

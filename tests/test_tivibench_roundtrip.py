@@ -13,7 +13,7 @@ import pandas as pd
 from typer.testing import CliRunner
 
 from vreason.cli.main import app
-from vreason.data.tivibench import load_tivibench
+from vreason.protocols.tivibench.data import load_tivibench
 from vreason.store import RunStore
 
 FAMILIES = "maze,sorting,counting,match3,arithmetic"

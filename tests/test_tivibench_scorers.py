@@ -15,8 +15,8 @@ from vreason.core.records import Video
 from vreason.core.scoring import ScoreContext
 from vreason.judge.client import JudgeClient
 from vreason.judge.scripted import ScriptedJudge, request_text
-from vreason.protocols.tivibench import TiviBenchProtocol
-from vreason.protocols.tivibench_scorers import TiviCheckScorer, TiviQaScorer
+from vreason.protocols.tivibench.protocol import TiviBenchProtocol
+from vreason.protocols.tivibench.scorers import TiviCheckScorer, TiviQaScorer
 from vreason.verify import checks
 
 

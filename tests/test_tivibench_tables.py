@@ -7,7 +7,7 @@ import math
 import pandas as pd
 import pytest
 
-from vreason.protocols.tivibench_tables import sample_pass_at_k, tivibench_tables
+from vreason.protocols.tivibench.tables import sample_pass_at_k, tivibench_tables
 
 # sample → (dimension, difficulty, task, verdicts per seed: 1 pass, 0 fail, "u" unscored, "e" error)
 PLAN = {
@@ -100,7 +100,7 @@ def test_no_rows_is_an_empty_summary():
 
 
 def test_builtin_suite_tables_in_tivibench_layout(tmp_path):
-    from vreason.aggregate.synth_tables import synth_tables
+    from vreason.protocols.synth.tables import synth_tables
 
     rows = []
     for fam, verdicts in (("maze", [1, 0]), ("connect", [1, 1]), ("gravity", [0, 0])):

@@ -122,7 +122,7 @@ def test_a_preset_followed_by_options(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "policy fps:4+qwen+max_frames=8" in res.stdout
     # as a protocol option: accepted by validation (the run then stops at the missing data)
-    from vreason.protocols.pai_u import PaiUOptions
+    from vreason.protocols.pai.u.protocol import PaiUOptions
 
     assert PaiUOptions(frame_policy="pai.u+max_frames=8").frame_policy == "pai.u+max_frames=8"
     res = _cli("run", "pai-u", "--models", "m", "--judge", "mock", "--opt", "frame_policy=pai.x+max_frames=8",

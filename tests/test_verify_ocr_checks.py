@@ -7,7 +7,7 @@ import sys
 import numpy as np
 import pytest
 
-from vreason.data.tivibench_schema import BarsParams, Box, Match3Params, McqParams, SequenceParams
+from vreason.protocols.tivibench.schema import BarsParams, Box, Match3Params, McqParams, SequenceParams
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import make_instance
 from vreason.verify import ocr as ocrmod
@@ -33,7 +33,7 @@ def run(family, frame, params, env, gt=None):
 def tivi(inst):
     from pydantic import TypeAdapter
 
-    from vreason.data.tivibench_schema import MetricParams
+    from vreason.protocols.tivibench.schema import MetricParams
 
     return TypeAdapter(MetricParams).validate_python(inst.state["tivibench"]["metric"])
 

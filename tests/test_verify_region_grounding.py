@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from _tiny_models import tiny_model
-from vreason.data.tivibench_schema import Box, ColourSpec, GroundingParams, RegionParams
+from vreason.protocols.tivibench.schema import Box, ColourSpec, GroundingParams, RegionParams
 from vreason.synth import draw
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import make_instance

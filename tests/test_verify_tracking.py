@@ -5,7 +5,7 @@ a wrong route and a wrong order fail for the named reason."""
 import numpy as np
 import pytest
 
-from vreason.data.tivibench_schema import EliminationParams, GroundingParams, TrackingParams
+from vreason.protocols.tivibench.schema import EliminationParams, GroundingParams, TrackingParams
 from vreason.synth import graph as g
 from vreason.synth import match3 as m
 from vreason.synth.adversary_honest import cut

@@ -2,24 +2,12 @@
 
 from __future__ import annotations
 
-from vreason.core.registry import benchmarks, generators, judges, scorers
+from vreason.core.registry import benchmarks, declare_package, generators, judges
 
-benchmarks.declare("synth", "vreason.protocols.synth:SynthProtocol",
-                   summary="Built-in procedurally generated, verifiable suite (offline)")
-benchmarks.declare("rise", "vreason.protocols.rise:RiseProtocol",
-                   summary="RISE-Video: RA/TC/PR/VQ judged metrics, maze & symmetry verifiers")
-benchmarks.declare("ruler", "vreason.protocols.ruler:RulerProtocol",
-                   summary="RULER-Bench: checklist judged Good/Medium/Poor over four metrics")
-benchmarks.declare("mmecof", "vreason.protocols.mmecof:MmeCofProtocol",
-                   summary="MME-CoF-Pro: per-step Reasoning Score under hint settings")
-benchmarks.declare("pai-g", "vreason.protocols.pai_g:PaiGProtocol",
-                   summary="PAI-Bench-G: VBench quality dimensions + yes/no domain questions (judge)")
-benchmarks.declare("pai-u", "vreason.protocols.pai_u:PaiUProtocol",
-                   summary="PAI-Bench-U: multiple-choice video understanding; the model under test is --judge")
-benchmarks.declare("pai-c", "vreason.protocols.pai_c:PaiCProtocol",
-                   summary="PAI-Bench-C: conditional generation fidelity, quality and diversity")
-benchmarks.declare("tivibench", "vreason.protocols.tivibench:TiviBenchProtocol",
-                   summary="TiViBench: 24 task types, programmatic checks + VLM QA, Pass@1 / Pass@5")
+# one line per benchmark package: its protocols, scorers, video layout, frame presets and judge templates
+# (declared in the package's ``__init__``, see docs/new_protocol.md)
+for _package in ("synth", "rise", "ruler", "mmecof", "pai", "tivibench"):
+    declare_package(f"vreason.protocols.{_package}")
 
 for _name in ("oracle", "static", "shortcut", "random", "noise", "reversed"):
     generators.declare(_name, "vreason.synth.models:BUILTIN_MODELS",
@@ -45,31 +33,6 @@ judges.declare("mock", "vreason.judge.mock:MockJudge",
                summary="offline made-up replies in every template's format: mock or mock:quality=Q,seed=N")
 judges.declare("suite", "vreason.judge.suite_answerer:SuiteAnswerer",
                summary="the built-in suite's QA answerer: scripted questions answered by their predicates")
-
-for _name, _target, _what in (
-    ("synth-verifier", "vreason.synth.scorer:SynthVerifierScorer", "synth: the family's programmatic verifier"),
-    ("rise_ra", "vreason.protocols.rise_scorers:RiseReasoningJudge", "RISE: Reasoning Alignment (judge)"),
-    ("rise_puzzle", "vreason.protocols.rise_scorers:RisePuzzleVerifier", "RISE: maze / symmetry verifier"),
-    ("rise_tc", "vreason.protocols.rise_scorers:RiseTemporalConsistency", "RISE: Temporal Consistency 1–5"),
-    ("rise_pr", "vreason.protocols.rise_scorers:RisePhysicalRationality", "RISE: Physical Rationality 1–5"),
-    ("rise_vq", "vreason.protocols.rise_scorers:RiseVisualQuality", "RISE: Visual Quality 1–3"),
-    ("ruler_checklist", "vreason.protocols.ruler:RulerChecklistScorer", "RULER: checklist Good/Medium/Poor"),
-    ("mmecof_rs", "vreason.protocols.mmecof:MmeCofStepScorer", "MME-CoF-Pro: per-step Reasoning Score"),
-    ("mmecof_gq", "vreason.protocols.mmecof:MmeCofQualityScorer", "MME-CoF-Pro: generation quality"),
-    ("pai_g_quality", "vreason.protocols.pai_g_measure:PaiGQualityScorer", "PAI-Bench-G: quality dimensions"),
-    ("pai_g_domain", "vreason.protocols.pai_g:PaiGDomainScorer", "PAI-Bench-G: yes/no domain questions (judge)"),
-    ("pai_u_mcq", "vreason.protocols.pai_u:PaiUMcqScorer", "PAI-Bench-U: multiple-choice answer (model = judge)"),
-    ("pai_c_fidelity", "vreason.protocols.pai_c_scorers:PaiCFidelityScorer", "PAI-C: blur SSIM, Canny F1"),
-    ("pai_c_depth", "vreason.protocols.pai_c_scorers:PaiCDepthScorer", "PAI-C: depth si-RMSE"),
-    ("pai_c_seg", "vreason.protocols.pai_c_scorers:PaiCSegScorer", "PAI-C: segmentation mIoU / recall"),
-    ("pai_c_dover", "vreason.protocols.pai_c_scorers:PaiCDoverScorer", "PAI-C: DOVER technical score"),
-    ("pai_c_diversity", "vreason.protocols.pai_c_scorers:PaiCDiversityScorer", "PAI-C: Diversity-LPIPS"),
-    ("tivibench_check", "vreason.protocols.tivibench_scorers:TiviCheckScorer",
-     "TiViBench: the metric family's programmatic check"),
-    ("tivibench_qa", "vreason.protocols.tivibench_scorers:TiviQaScorer", "TiViBench: VLM QA, all answers right"),
-):
-    scorers.declare(_name, _target, summary=_what)
-
 
 def protocol_needs(cls: object) -> str:
     """What a protocol needs beyond the core install, from its declarations (``Protocol.requires``):

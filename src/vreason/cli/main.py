@@ -78,7 +78,7 @@ def _default_seeds(protocol: str) -> list[int]:
 
     load_builtins()
     try:
-        return list(getattr(benchmarks.get(protocol), "default_seeds", (0,)))
+        return list(benchmarks.get(protocol).default_seeds)
     except KeyError:
         return [0]
 

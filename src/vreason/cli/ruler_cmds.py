@@ -17,7 +17,7 @@ err = make_console(stderr=True)
 def _run(fn_name: str, data: str, out_path: str, judge: str, only_missing: bool, concurrency: int,
          cache: str | None) -> None:
     from vreason.judge.spec import make_judge
-    from vreason.protocols import ruler_tools
+    from vreason.protocols.ruler import tools as ruler_tools
 
     async def go() -> dict:
         client = make_judge(judge, cache_path=cache, no_cache=cache is None)

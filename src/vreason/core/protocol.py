@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import pandas as pd
 
+from vreason.core.human import Question
 from vreason.core.options import DeclaredOptions, ProtocolOptions, resolve_options, resolved_dict
 from vreason.core.records import Sample
 from vreason.core.scoring import Scorer
@@ -65,6 +66,9 @@ class Protocol(ABC):
     """Extras (and local weights) parts of the protocol need; the core install runs the rest."""
     judge_note: ClassVar[str] = ""
     """Shown by ``vreason list`` beside the judge roles when they depend on more than the options."""
+    layout: ClassVar[str | None] = None
+    """The registered video layout (``--convention``) its videos folder follows by default; ``None``: the
+    ``vreason`` layout (what ``vreason run`` writes)."""
 
     @classmethod
     def judge_roles(cls, opts: Any, samples: Sequence[Sample] | None = None) -> tuple[str, ...]:
@@ -113,6 +117,17 @@ class Protocol(ABC):
     @abstractmethod
     def scorers(self) -> list[Scorer]:
         """The scorers this protocol runs on every video."""
+
+    def locate_video(self, model: str, sample: Sample, seed: int) -> str | None:
+        """Where this protocol finds ``model``'s video of ``sample`` by itself (e.g. under its ``videos``
+        option), or ``None`` (default: videos are imported or generated)."""
+        return None
+
+    @classmethod
+    def human_questions(cls, sample: Sample, metrics: Sequence[str]) -> list[Question]:
+        """The annotation app's questions for one video of ``sample`` (:class:`~vreason.core.human.Question` s),
+        limited to ``metrics``; default: none (the protocol has no human rubric)."""
+        return []
 
     def generator(self, model: str):
         """A Generator for a built-in model name, or ``None`` (videos must be imported)."""

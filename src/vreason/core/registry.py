@@ -88,6 +88,13 @@ scorers: Registry[Any] = Registry("scorer")
 """Scorers: name → Scorer class (verifiers, judged metrics, embedding metrics)."""
 judges: Registry[Any] = Registry("judge backend")
 """Judge backends: name → Judge class."""
+layouts: Registry[Any] = Registry("video layout")
+"""Video folder layouts (``--convention``): name → :class:`~vreason.data.layout.VideoLayout` instance."""
+frame_presets: Registry[Any] = Registry("frame-policy preset family")
+"""Named frame policies: a family (the preset name's first dotted part, ``rise`` in ``rise.tc``) → a dict
+of preset name → policy spec."""
+template_packages: Registry[Any] = Registry("judge-template package")
+"""Packages holding judge templates in a ``templates/`` folder: name → the package's dotted name."""
 
 
 BUILTIN_CATALOG = "vreason.catalog"
@@ -110,3 +117,38 @@ def load_builtins() -> None:
         if ep.value.split(":")[0] != BUILTIN_CATALOG:
             ep.load()
     _loaded = True
+
+
+@dataclass(frozen=True)
+class PackageDeclaration:
+    """What a benchmark package declares (``DECLARES`` in its ``__init__``, which imports nothing heavy): the
+    catalog's one line per package (:func:`declare_package`) turns it into lazy registry entries."""
+
+    benchmarks: dict[str, tuple[str, str]]
+    """Protocol name → (``"module:Class"``, one-line summary)."""
+    scorers: dict[str, tuple[str, str]]
+    """Scorer name → (``"module:Class"``, one-line summary)."""
+    layouts: dict[str, str] | None = None
+    """Video layout name → ``"module:INSTANCE"``."""
+    frame_presets: dict[str, str] | None = None
+    """Frame-policy preset name → spec (registered under the names' first dotted part)."""
+    templates: tuple[str, ...] = ()
+    """Packages (this one or its sub-packages) keeping judge templates in a ``templates/`` folder."""
+
+
+def declare_package(package: str) -> None:
+    """Declare every entry of a benchmark package (``package.DECLARES``, a :class:`PackageDeclaration`)."""
+    decl: PackageDeclaration = importlib.import_module(package).DECLARES
+    for name, (target, summary) in decl.benchmarks.items():
+        benchmarks.declare(name, target, summary=summary)
+    for name, (target, summary) in decl.scorers.items():
+        scorers.declare(name, target, summary=summary)
+    for name, target in (decl.layouts or {}).items():
+        layouts.declare(name, target)
+    for name, spec in (decl.frame_presets or {}).items():
+        family = name.split(".")[0]
+        if family not in frame_presets:
+            frame_presets.register(family)({})
+        frame_presets.get(family)[name] = spec
+    for pkg in decl.templates:
+        template_packages.declare(pkg, pkg)

@@ -5,17 +5,9 @@ whose name does not parse, or whose id is unsafe, is reported as an error for th
 sample without a file is *missing* (decided by preflight / the runner), never matched to
 another sample's file.
 
-Conventions (``root`` is the folder given):
-
-============  =======================================  ==========================================
-name          layout                                   identity
-============  =======================================  ==========================================
-``vreason``   ``{model}/{sample_id}__{seed}.mp4``      what ``vreason run`` writes
-``rise``      ``{model}/{category}/{task_id}.mp4``     sample = task_id, seed 0
-``ruler``     ``{model}/{task_name}/{index}.mp4``      sample = ``safe_id_from(task_name-index)``
-``tivibench`` ``{key}/{key}-{0..4}.mp4``               sample = key, seed = the suffix; ``--model``
-``pai``       ``{video_id}__{seed}.mp4``               sample = video_id; ``--model``
-============  =======================================  ==========================================
+Conventions are the registered :class:`~vreason.data.layout.VideoLayout` s (``vreason list`` shows each
+one's pattern): ``vreason`` (``{model}/{sample_id}__{seed}.mp4``, what ``vreason run`` writes) is built in;
+each benchmark package declares its released layout.
 """
 
 from __future__ import annotations
@@ -23,20 +15,43 @@ from __future__ import annotations
 import csv
 import json
 import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from vreason.core.errors import ConfigError
-from vreason.core.records import GenerationManifest, Video, VideoStatus, check_safe_id, safe_id_from
+from vreason.core.records import GenerationManifest, Video, VideoStatus, check_safe_id
+from vreason.core.registry import layouts, load_builtins
+from vreason.data.layout import IdSeedLayout, VideoLayout
 from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, field_with_bad_text, load_error, utf8_lines
 
 VIDEO_EXTS = (".mp4", ".webm", ".mkv", ".mov", ".avi")
-CONVENTIONS = ("vreason", "rise", "ruler", "tivibench", "pai")
-NEEDS_MODEL = ("tivibench", "pai")
-"""Conventions whose layout has no model folder: the model must be named (``--model``)."""
+
+
+class VreasonLayout(IdSeedLayout):
+    """What ``vreason run`` writes."""
+
+    name = "vreason"
+    pattern = "{model}/{sample_id}__{seed}.mp4"
+    identity = "sample, seed from the name; model = the folder"
+
+
+layouts.register("vreason")(VreasonLayout())
+
+
+def conventions() -> list[str]:
+    """The registered layout names (``--convention``)."""
+    load_builtins()
+    return layouts.names()
+
+
+def layout(convention: str) -> VideoLayout:
+    """The layout named ``convention`` (:class:`ConventionError` when there is none)."""
+    load_builtins()
+    if convention not in layouts:
+        raise ConventionError(f"--convention {convention!r}: unknown convention (known: {', '.join(conventions())})")
+    return layouts.get(convention)
 
 
 class ConventionError(ConfigError, ValueError):
@@ -46,9 +61,7 @@ class ConventionError(ConfigError, ValueError):
 
 def check_convention(convention: str, model: str | None) -> None:
     """Raise :class:`ConventionError` for an unknown convention or a model-less one without ``model``."""
-    if convention not in CONVENTIONS:
-        raise ConventionError(f"--convention {convention!r}: unknown convention (known: {', '.join(CONVENTIONS)})")
-    if convention in NEEDS_MODEL and not model:
+    if layout(convention).needs_model and not model:
         raise ConventionError(f"--convention {convention}: its layout has no model folder, so name the model "
                               "the videos belong to with --model NAME")
 
@@ -63,11 +76,11 @@ class ImportResult:
         self.errors.append(load_error(where, field, reason))
 
 
-def _is_video(p: Path) -> bool:
+def is_video(p: Path) -> bool:
     return p.is_file() and p.suffix.lower() in VIDEO_EXTS
 
 
-def _video(sample_id: str, model: str, seed: int, path: Path, res: ImportResult, **manifest) -> None:
+def add_video(sample_id: str, model: str, seed: int, path: Path, res: ImportResult, **manifest) -> None:
     try:
         exists = path.is_file()
         res.videos.append(Video(
@@ -86,7 +99,7 @@ def _first_error(exc: Exception) -> str:
     return str(exc)
 
 
-def _models(root: Path, model: str | None) -> list[Path]:
+def model_dirs(root: Path, model: str | None) -> list[Path]:
     if model:
         check_safe_id(model, "model name")
         d = root / model
@@ -103,51 +116,7 @@ def scan(root: str | os.PathLike, convention: str, model: str | None = None) -> 
         res.add_error(str(root), "videos folder does not exist")
         return res
 
-    if convention == "vreason":
-        for mdir in _models(root_p, model):
-            for f in sorted(mdir.iterdir()):
-                if not _is_video(f):
-                    continue
-                m = re.fullmatch(r"(.+)__(\d+)", f.stem)
-                if not m:
-                    res.add_error(str(f), "name is not {sample_id}__{seed}")
-                    continue
-                _video(m.group(1), mdir.name, int(m.group(2)), f, res)
-    elif convention == "rise":
-        for mdir in _models(root_p, model):
-            for cdir in sorted(p for p in mdir.iterdir() if p.is_dir()):
-                for f in sorted(cdir.iterdir()):
-                    if _is_video(f):
-                        _video(f.stem, mdir.name, 0, f, res, params={"category_folder": cdir.name})
-    elif convention == "ruler":
-        for mdir in _models(root_p, model):
-            for tdir in sorted(p for p in mdir.iterdir() if p.is_dir()):
-                for f in sorted(tdir.iterdir()):
-                    if not _is_video(f):
-                        continue
-                    if not re.fullmatch(r"\d+", f.stem):
-                        res.add_error(str(f), "name is not {index}.mp4")
-                        continue
-                    _video(safe_id_from(f"{tdir.name}-{int(f.stem)}"), mdir.name, 0, f, res)
-    elif convention == "tivibench":
-        for kdir in sorted(p for p in root_p.iterdir() if p.is_dir()):
-            for f in sorted(kdir.iterdir()):
-                if not _is_video(f):
-                    continue
-                m = re.fullmatch(re.escape(kdir.name) + r"-(\d+)", f.stem)
-                if not m:
-                    res.add_error(str(f), f"name is not {kdir.name}-<n> (file outside its key folder?)")
-                    continue
-                _video(kdir.name, model, int(m.group(1)), f, res)
-    elif convention == "pai":
-        for f in sorted(root_p.iterdir()):
-            if not _is_video(f):
-                continue
-            m = re.fullmatch(r"(.+)__(\d+)", f.stem)
-            if not m:
-                res.add_error(str(f), "name is not {video_id}__{seed}")
-                continue
-            _video(m.group(1), model, int(m.group(2)), f, res)
+    layout(convention).scan(root_p, model, res)
     return _drop_duplicates(res)
 
 
@@ -221,7 +190,7 @@ def read_manifest(path: str | os.PathLike, default_model: str | None = None) -> 
         fp = fp if fp.is_absolute() else base / fp
         extra = {k: row[k] for k in ("prompt", "model_id", "revision") if row.get(k)}
         n = len(res.videos)
-        _video(str(sid), str(model), seed, fp, res, **extra)
+        add_video(str(sid), str(model), seed, fp, res, **extra)
         if len(res.videos) == n:
             res.errors[-1]["where"] = where
     return _drop_duplicates(res)

@@ -28,7 +28,8 @@ frames than :attr:`FramePolicy.min_frames` cannot be used by the policy (``sampl
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal, get_args
+from collections.abc import Iterator, Mapping
+from typing import Annotated, Any, ClassVar, Literal, get_args
 
 import numpy as np
 from pydantic import AfterValidator, BaseModel, ConfigDict
@@ -257,21 +258,37 @@ def _num(x: float | None) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
 
-# Named presets for the seed protocols (official-code.md §7.2).
-PRESETS: dict[str, str] = {
-    "rise.ra.fps2": "fps:2+linspace",
-    "rise.ra.tail": "last_fraction:3/0.4",
-    "rise.ra.last": "last",
-    "rise.tc": "uniform:16+round+dedupe",
-    "rise.pr": "uniform:16",
-    "rise.pr.reverse": "uniform:16+reverse",
-    "rise.vq": "uniform:6+drop_ends",
-    "ruler": "fps:2+max_side=512",
-    "mmecof": "every:10",
-    "pai.g": "fps:2+qwen",
-    "pai.u": "fps:4+qwen",
-    "last": "last",
-}
+class _Presets(Mapping[str, str]):
+    """Named frame policies: ``last`` here, each benchmark's in its package (declared in the
+    ``frame_presets`` registry as a dict, keyed by the preset's first dotted part: ``rise`` for ``rise.tc``)."""
+
+    BUILTIN: ClassVar[dict[str, str]] = {"last": "last"}
+
+    def _all(self) -> dict[str, str]:
+        from vreason.core.registry import frame_presets, load_builtins
+
+        load_builtins()
+        out: dict[str, str] = {}
+        for family in frame_presets.names():
+            out.update(frame_presets.get(family))
+        out.update(self.BUILTIN)
+        return out
+
+    def __getitem__(self, name: str) -> str:
+        return self._all()[name]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self._all()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
+
+
+PRESETS: Mapping[str, str] = _Presets()
+"""Every named frame policy (preset name → spec), the seed protocols' from their packages."""
 
 
 def policy(spec: str | FramePolicy) -> FramePolicy:

@@ -150,7 +150,7 @@ def _item_cells(link: MetricLink, s: Score, name: str) -> list[tuple[str, JudgeC
     d = s.evidence.details
     out: list[tuple[str, JudgeCell]] = []
     if link.source == "ruler_question":
-        from vreason.protocols.ruler import LABEL_SCORE
+        from vreason.protocols.ruler.protocol import LABEL_SCORE
 
         questions, labels = d.get("questions") or [], d.get("labels")
         for k, q in enumerate(questions):

@@ -16,54 +16,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from vreason.core.human import PASS_FAIL, Question
 from vreason.core.records import Sample, Score, Video, VideoStatus
-from vreason.human.schedule import Question, VideoTask
-
-LIKERT_5 = tuple((float(v), str(v)) for v in range(1, 6))
-LIKERT_3 = tuple((float(v), str(v)) for v in range(1, 4))
-YES_NO = ((1.0, "yes"), (0.0, "no"))
-PASS_FAIL = ((1.0, "pass"), (0.0, "fail"))
-GOOD_MEDIUM_POOR = ((2.0, "Good"), (1.0, "Medium"), (0.0, "Poor"))
-
-RISE_LIKERT = {
-    "tc": ("Temporal consistency: does the video keep what the instruction does not change "
-           "(1 = not at all, 5 = fully)?", LIKERT_5),
-    "pr": ("Physical rationality: does the motion obey physics (1 = violates it badly, 5 = fully plausible)?",
-           LIKERT_5),
-    "vq": ("Visual quality (1 = poor, 3 = good)?", LIKERT_3),
-}
-
-
-def _rise(sample: Sample, metrics: set[str]) -> list[Question]:
-    out = [Question(f"rise:{m}", "", text, scale) for m, (text, scale) in RISE_LIKERT.items() if m in metrics]
-    if "ra" in metrics:
-        out += [Question("rise:ra", str(i), item.text, YES_NO) for i, item in enumerate(sample.rubric)]
-    return out
-
-
-def _ruler(sample: Sample) -> list[Question]:
-    from vreason.data.ruler import METRIC_CODE
-
-    return [Question(f"ruler:{METRIC_CODE.get(item.dimension, item.dimension) or 'checklist'}", str(i), item.text,
-                     GOOD_MEDIUM_POOR) for i, item in enumerate(sample.rubric)]
-
-
-def _mmecof(sample: Sample) -> list[Question]:
-    steps = [i for i in sample.rubric if i.kind == "step"]
-    return [Question("mmecof:RS", str(k), f"Step {k}: {s.text}", ((1.0, "satisfied"), (0.0, "not satisfied")))
-            for k, s in enumerate(steps, 1)]
+from vreason.core.registry import benchmarks, load_builtins
+from vreason.human.schedule import VideoTask
 
 
 def questions_for(protocol: str, sample: Sample, metrics: set[str]) -> list[Question]:
     """The questions of ``sample`` under ``protocol``; ``metrics`` = the metrics the run scored for it."""
-    if protocol == "rise":
-        got = _rise(sample, metrics)
-    elif protocol == "ruler":
-        got = _ruler(sample)
-    elif protocol == "mmecof":
-        got = _mmecof(sample)
-    else:
-        got = []
+    load_builtins()
+    got = benchmarks.get(protocol).human_questions(sample, sorted(metrics)) if protocol in benchmarks else []
     return got or [Question(f"{protocol}:pass", "", "Does the video do what the prompt asks (pass) or not (fail)?",
                             PASS_FAIL)]
 

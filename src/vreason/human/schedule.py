@@ -22,6 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from itertools import combinations
 
+from vreason.core.human import Question
 from vreason.core.records import Video, VideoStatus
 from vreason.human.records import PairVote, RubricLabel
 
@@ -105,20 +106,6 @@ def next_pair(tasks: list[PairTask], votes: Iterable[PairVote], annotator: str,
     state.left, state.right = task.sides(annotator)
     return state
 
-
-@dataclass(frozen=True)
-class Question:
-    metric: str
-    """``<protocol>:<metric>`` (e.g. ``rise:tc``, ``ruler:IF``, ``mmecof:RS``, ``synth:pass``)."""
-    item: str
-    text: str
-    choices: tuple[tuple[float, str], ...]
-    """(value on the protocol's native scale, label), in the order the keys 1, 2, 3… pick them."""
-
-    def normalized(self, value: float) -> float:
-        values = [c[0] for c in self.choices]
-        lo, hi = min(values), max(values)
-        return (value - lo) / (hi - lo) if hi > lo else 1.0
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,30 @@ from vreason.core.errors import ConfigError
 
 ENV_DIR = "VREASON_TEMPLATE_DIR"
 _PACKAGE_DIR = Path(__file__).with_name("templates")
+"""The shared templates (used by more than one protocol, or by the engine); a protocol package keeps its own
+in its ``templates/`` folder, found through the ``template_packages`` registry (declared in the catalog)."""
+
+
+def _package_dirs() -> list[Path]:
+    """The shared folder, then every declared protocol package's ``templates/`` folder."""
+    import importlib.util
+
+    from vreason.core.registry import load_builtins, template_packages
+
+    load_builtins()
+    dirs = [_PACKAGE_DIR]
+    for entry in template_packages.entries():
+        spec = importlib.util.find_spec(str(entry.target))
+        for loc in (spec.submodule_search_locations or []) if spec else []:
+            dirs.append(Path(loc) / "templates")
+    return dirs
+
+
+def _package_file(name: str) -> Path | None:
+    for d in _package_dirs():
+        if (d / f"{name}.yaml").is_file():
+            return d / f"{name}.yaml"
+    return None
 
 
 @dataclass(frozen=True)
@@ -105,7 +129,10 @@ def load_template(path: str | os.PathLike[str]) -> Template:
 
 @lru_cache(maxsize=256)
 def _package_template(name: str) -> Template:
-    t = load_template(_PACKAGE_DIR / f"{name}.yaml")
+    path = _package_file(name)
+    if path is None:
+        raise ConfigError(f"no judge template {name!r} (have: {', '.join(list_templates())})")
+    t = load_template(path)
     return Template(t.name, t.version, t.system, t.user, source="package")
 
 
@@ -132,7 +159,7 @@ def get_template(
                 t = load_template(candidate)
                 break
         else:
-            if not (_PACKAGE_DIR / f"{name}.yaml").is_file():
+            if _package_file(name) is None:
                 raise ConfigError(f"no judge template {name!r} (have: {', '.join(list_templates())})")
             return _package_template(name)
     if t.name != name:
@@ -142,4 +169,4 @@ def get_template(
 
 def list_templates() -> list[str]:
     """Names of the templates shipped in the package."""
-    return sorted(p.stem for p in _PACKAGE_DIR.glob("*.yaml"))
+    return sorted({p.stem for d in _package_dirs() for p in d.glob("*.yaml")})

@@ -119,7 +119,7 @@ class PaiCProtocol(Protocol):
     name: ClassVar[str] = "pai-c"
     summary: ClassVar[str] = "PAI-Bench-C: conditional generation fidelity, quality and diversity"
     default_seeds: ClassVar[tuple[int, ...]] = (0, 1, 2, 3, 4, 5)
-    convention: ClassVar[str] = "pai"
+    layout: ClassVar[str] = "pai"
     options_model: ClassVar[type[ProtocolOptions]] = PaiCOptions
     requires = (Requirement("deep", "depth, segmentation, DOVER quality and Diversity-LPIPS (--opt depth, detector, "
                             "segmenter, quality, lpips_backbone…); unscored without them", weights=True),)

@@ -15,6 +15,7 @@ from typing import Any
 
 from vreason.core.errors import ConfigError
 from vreason.core.options import OptionsError, closest, public_keys, resolve_options
+from vreason.core.protocol import Protocol
 from vreason.core.records import Sample
 
 INTERNAL_OPTIONS = frozenset({"run_dir"})
@@ -33,10 +34,10 @@ def _did_you_mean(name: str, candidates: Iterable[str]) -> str:
     return f"; did you mean {', '.join(near)}?" if near else ""
 
 
-def known_option_keys(protocol_cls: Any) -> frozenset[str] | None:
+def known_option_keys(protocol_cls: type[Protocol]) -> frozenset[str] | None:
     """The option names a protocol accepts (its options model's fields, internal ones included), or
     ``None`` when it cannot be known (a plugin protocol taking ``**options``: accept all)."""
-    model = getattr(protocol_cls, "options_model", None)
+    model = protocol_cls.options_model
     if model is not None:
         return frozenset(model.model_fields)
     params = inspect.signature(protocol_cls.__init__).parameters
@@ -46,10 +47,10 @@ def known_option_keys(protocol_cls: Any) -> frozenset[str] | None:
     return frozenset(named) | INTERNAL_OPTIONS
 
 
-def check_options(protocol: str, protocol_cls: Any, options: dict[str, Any]) -> None:
+def check_options(protocol: str, protocol_cls: type[Protocol], options: dict[str, Any]) -> None:
     """Reject option keys the protocol does not declare and values it does not accept, before any
     scoring: :class:`OptionsError` (a ConfigError, exit code 2) with the accepted keys or values."""
-    model = getattr(protocol_cls, "options_model", None)
+    model = protocol_cls.options_model
     if model is not None:
         resolve_options(protocol, model, options)
         return
@@ -63,29 +64,22 @@ def check_options(protocol: str, protocol_cls: Any, options: dict[str, Any]) -> 
                            + _did_you_mean(unknown[0], shown) + f" (known: {', '.join(shown)})")
 
 
-def declared_keys(protocol_cls: Any) -> list[str] | None:
+def declared_keys(protocol_cls: type[Protocol]) -> list[str] | None:
     """The option names a user can set, in declaration order (``None`` when not declared)."""
-    model = getattr(protocol_cls, "options_model", None)
+    model = protocol_cls.options_model
     return public_keys(model) if model is not None else None
 
 
-def expected_path(protocol: Any, root: str, convention: str, model: str, sample: Sample, seed: int) -> str:
-    """Where ``convention`` expects ``model``'s video of ``sample`` under ``root`` (for messages)."""
-    if convention == getattr(protocol, "convention", None):
-        located = getattr(protocol, "locate_video", lambda *a: None)(model, sample, seed)
+def expected_path(protocol: Protocol, root: str, convention: str, model: str, sample: Sample, seed: int) -> str:
+    """Where ``convention`` expects ``model``'s video of ``sample`` under ``root`` (for messages): the
+    protocol's own look-up when the convention is its layout, else the layout's path."""
+    from vreason.data.importer import layout
+
+    if convention == (protocol.layout or "vreason"):
+        located = protocol.locate_video(model, sample, seed)
         if located:
             return located
-        video_path = getattr(protocol, "video_path", None)
-        if convention == "ruler" and video_path is not None:
-            return video_path(root, model, sample)
-    layouts = {
-        "vreason": (model, f"{sample.id}__{seed}.mp4"),
-        "rise": (model, sample.category or "<category>", f"{sample.id}.mp4"),
-        "ruler": (model, sample.task or "<task_name>", f"{sample.metadata.get('index', '<index>')}.mp4"),
-        "tivibench": (sample.id, f"{sample.id}-{seed}.mp4"),
-        "pai": (f"{sample.id}__{seed}.mp4",),
-    }
-    return os.path.join(root, *layouts.get(convention, (model, f"{sample.id}__{seed}.mp4")))
+    return layout(convention).path(root, model, sample, seed)
 
 
 def check_videos_dir(videos_dir: str | None, example: str) -> None:
@@ -144,21 +138,18 @@ def outside_links(videos: Iterable[Any], videos_dir: str) -> list[dict[str, str]
     return out
 
 
-def missing_judge_roles(protocol_cls: Any, options: dict[str, Any], judges: dict[str, Any],
+def missing_judge_roles(protocol_cls: type[Protocol], options: dict[str, Any], judges: dict[str, Any],
                         samples: Sequence[Sample] | None = None) -> list[str]:
     """The judge roles the protocol needs with these options (see ``Protocol.judge_roles``) that no
     judge serves: a role is served by its own judge or by the ``default`` one."""
-    roles_of = getattr(protocol_cls, "judge_roles", None)
-    if not callable(roles_of):
-        return []
-    model = getattr(protocol_cls, "options_model", None)
-    opts = resolve_options(getattr(protocol_cls, "name", "") or protocol_cls.__name__, model, options) \
+    model = protocol_cls.options_model
+    opts = resolve_options(protocol_cls.name or protocol_cls.__name__, model, options) \
         if model is not None else None
-    needed = list(dict.fromkeys(roles_of(opts, samples)))
+    needed = list(dict.fromkeys(protocol_cls.judge_roles(opts, samples)))
     return [r for r in needed if not judges.get(r) and not judges.get("default")]
 
 
-def check_judges(protocol: str, protocol_cls: Any, options: dict[str, Any], judges: dict[str, Any],
+def check_judges(protocol: str, protocol_cls: type[Protocol], options: dict[str, Any], judges: dict[str, Any],
                  samples: Sequence[Sample] | None = None) -> None:
     """Refuse a run whose protocol needs judge roles nobody was given, before anything is recorded:
     a :class:`ConfigError` (exit code 2) naming the roles and the flag that gives them."""

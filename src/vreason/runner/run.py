@@ -116,7 +116,7 @@ class Runner:
         from vreason.data.importer import read_manifest, scan
 
         results = []
-        conv = self.cfg.convention or getattr(self.protocol, "convention", None) or "vreason"
+        conv = self.cfg.convention or self.protocol.layout or "vreason"
         builtin = [m.name for m in self.models if m.generator is not None]
         example = {m: checks.expected_path(self.protocol, self.cfg.videos_dir or "<videos>", conv, m, samples[0],
                                            self.cfg.seeds[0]) for m in self.names}
@@ -143,9 +143,9 @@ class Runner:
         for v in self.store.videos():
             if v.status == VideoStatus.ok:
                 found[v.model] = found.get(v.model, 0) + 1
-        locate = getattr(self.protocol, "locate_video", None)
+        locate = self.protocol.locate_video
         for m in self.names:  # a protocol may find videos by itself (RISE's layout under its --videos)
-            if not found.get(m) and locate is not None and m not in builtin:
+            if not found.get(m) and m not in builtin:
                 found[m] = next((1 for s in samples for seed in self.cfg.seeds
                                  if (p := locate(m, s, seed)) and os.path.exists(p)), 0)
         from vreason.core.registry import generators
@@ -166,7 +166,7 @@ class Runner:
         gens = {m.name: m.generator for m in self.models}
         maker = generation.GenerationJobs(self.store.run_dir, self.cfg.executor, self.cfg.gen_timeout, self.cfg.dry_run)
         maker.bind(self.models)
-        locate = getattr(self.protocol, "locate_video", lambda *a: None)
+        locate = self.protocol.locate_video
         # sample-major order: consecutive jobs share a sample, so generators can reuse its instance
         for s in samples:
             for m in self.models:
@@ -229,7 +229,7 @@ class Runner:
         self.summary.generation_cost = ledger_totals(self.store.run_dir)  # API jobs: cost and statuses
         imported = {m for m, g in gens.items() if g is None}
         have = {k: v for k, v in have.items() if k[1] in gens}
-        popts = self.protocol.options if getattr(self.protocol, "opts", None) is not None else {}  # suite: strict
+        popts = self.protocol.options if self.protocol.opts is not None else {}  # suite: strict
         self.summary.videos, unreadable = outcome.video_counts(have.values(), imported,
                                                                popts["decode"] if "decode" in popts else "strict")
         for u in unreadable[:10]:
@@ -391,7 +391,7 @@ class Runner:
     async def _run_async(self, samples: list[Sample], executor: LocalExecutor) -> None:
         judges = await self._open_judges()
         # the scorers read the resolved options (defaults from the protocol's options model)
-        opts = self.protocol.options if getattr(self.protocol, "opts", None) is not None else dict(self.cfg.options)
+        opts = self.protocol.options if self.protocol.opts is not None else dict(self.cfg.options)
         ctx = ScoreContext(run_dir=self.store.run_dir, options=opts, judges=judges)
         try:
             videos = await self.videos(samples, executor)

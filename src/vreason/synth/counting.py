@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import Box, GroundingParams
+from vreason.protocols.tivibench.schema import Box, GroundingParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family

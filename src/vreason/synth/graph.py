@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import Box, TrackingParams
+from vreason.protocols.tivibench.schema import Box, TrackingParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import EliminationParams, GroundingParams
+from vreason.protocols.tivibench.schema import EliminationParams, GroundingParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family

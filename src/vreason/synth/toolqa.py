@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import QaQuestion, VlmQaParams
+from vreason.protocols.tivibench.schema import QaQuestion, VlmQaParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family

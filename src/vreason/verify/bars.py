@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import BarsParams
+from vreason.protocols.tivibench.schema import BarsParams
 from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import SequenceParams
+from vreason.protocols.tivibench.schema import SequenceParams
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import GroundingParams
+from vreason.protocols.tivibench.schema import GroundingParams
 from vreason.verify import colour
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 

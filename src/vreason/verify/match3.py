@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vreason.data.tivibench_schema import Match3Params
+from vreason.protocols.tivibench.schema import Match3Params
 from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check

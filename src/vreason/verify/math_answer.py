@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import MathParams
+from vreason.protocols.tivibench.schema import MathParams
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import McqParams
+from vreason.protocols.tivibench.schema import McqParams
 from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check

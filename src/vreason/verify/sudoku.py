@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.data.tivibench_schema import SudokuParams
+from vreason.protocols.tivibench.schema import SudokuParams
 from vreason.verify import gridread
 from vreason.verify import ocr as ocrmod
 from vreason.verify.checks import CheckEnv, CheckResult, register_check

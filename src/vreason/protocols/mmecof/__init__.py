@@ -1,0 +1,19 @@
+"""MME-CoF-Pro (see README.md here): loader, options, the per-step Reasoning Score and quality judges, tables
+and its templates."""
+
+from vreason.core.registry import PackageDeclaration
+
+FRAME_PRESETS = {"mmecof": "every:10"}  # official-code.md §7.2
+
+DECLARES = PackageDeclaration(
+    benchmarks={
+        "mmecof": ("vreason.protocols.mmecof.protocol:MmeCofProtocol",
+                 "MME-CoF-Pro: per-step Reasoning Score under hint settings"),
+    },
+    scorers={
+        "mmecof_rs": ("vreason.protocols.mmecof.protocol:MmeCofStepScorer", "MME-CoF-Pro: per-step Reasoning Score"),
+        "mmecof_gq": ("vreason.protocols.mmecof.protocol:MmeCofQualityScorer", "MME-CoF-Pro: generation quality"),
+    },
+    frame_presets=FRAME_PRESETS,
+    templates=("vreason.protocols.mmecof",),
+)

@@ -1,0 +1,31 @@
+"""RISE-Video (see README.md here): loader, options, the four judged metrics, the maze and symmetry verifiers,
+Tables 1–2, its judge templates (``templates/``) and its released video layout."""
+
+from vreason.core.registry import PackageDeclaration
+
+FRAME_PRESETS = {  # the released frame sampling per metric (official-code.md §7.2)
+    "rise.ra.fps2": "fps:2+linspace",
+    "rise.ra.tail": "last_fraction:3/0.4",
+    "rise.ra.last": "last",
+    "rise.tc": "uniform:16+round+dedupe",
+    "rise.pr": "uniform:16",
+    "rise.pr.reverse": "uniform:16+reverse",
+    "rise.vq": "uniform:6+drop_ends",
+}
+
+DECLARES = PackageDeclaration(
+    benchmarks={
+        "rise": ("vreason.protocols.rise.protocol:RiseProtocol",
+                 "RISE-Video: RA/TC/PR/VQ judged metrics, maze & symmetry verifiers"),
+    },
+    scorers={
+        "rise_ra": ("vreason.protocols.rise.scorers:RiseReasoningJudge", "RISE: Reasoning Alignment (judge)"),
+        "rise_puzzle": ("vreason.protocols.rise.scorers:RisePuzzleVerifier", "RISE: maze / symmetry verifier"),
+        "rise_tc": ("vreason.protocols.rise.scorers:RiseTemporalConsistency", "RISE: Temporal Consistency 1–5"),
+        "rise_pr": ("vreason.protocols.rise.scorers:RisePhysicalRationality", "RISE: Physical Rationality 1–5"),
+        "rise_vq": ("vreason.protocols.rise.scorers:RiseVisualQuality", "RISE: Visual Quality 1–3"),
+    },
+    layouts={"rise": "vreason.protocols.rise.layout:LAYOUT"},
+    frame_presets=FRAME_PRESETS,
+    templates=("vreason.protocols.rise",),
+)

@@ -1,0 +1,18 @@
+"""TiViBench (see README.md here): loader and schema, options, the programmatic checks and VLM QA scorers,
+Pass@1 / Pass@5 tables, its QA template and its released video layout."""
+
+from vreason.core.registry import PackageDeclaration
+
+DECLARES = PackageDeclaration(
+    benchmarks={
+        "tivibench": ("vreason.protocols.tivibench.protocol:TiviBenchProtocol",
+                 "TiViBench: 24 task types, programmatic checks + VLM QA, Pass@1 / Pass@5"),
+    },
+    scorers={
+        "tivibench_check": ("vreason.protocols.tivibench.scorers:TiviCheckScorer",
+                            "TiViBench: the metric family's programmatic check"),
+        "tivibench_qa": ("vreason.protocols.tivibench.scorers:TiviQaScorer", "TiViBench: VLM QA, all answers right"),
+    },
+    layouts={"tivibench": "vreason.protocols.tivibench.layout:LAYOUT"},
+    templates=("vreason.protocols.tivibench",),
+)
