@@ -118,6 +118,31 @@ def test_sequence_any_card_recoloured_to_any_palette_colour_fails_under_an_expos
         assert res.evidence["recoloured_cards"] or res.evidence["changed_px"] > 0, (seed, colour)
 
 
+@pytest.mark.parametrize("seed", [9, 19, int(os.environ.get("VREASON_ADV_SEED", "1"))])  # 9, 19: passed before
+def test_sequence_any_card_given_another_shape_or_count_fails_and_is_parsed_as_that_state(seed):
+    """Another card shows any other shape (same count) or one more/fewer item: its content parses as that state
+    (seeds 9 and 19: three/four small shapes changed passed the 2-px excess check before); the same scene
+    under an honest exposure/hue camera parses every card as its own state."""
+    from vreason.synth.sequence import render_row
+
+    i = make_instance("sequence", "hard", 0, seed, CFG)
+    st = i.state
+    fam = get_family("sequence")
+    honest = exposure(hue_shift([i.first_frame] * 4 + [i.final_frame] * 8, 6), 1.1)
+    res = fam.verify(honest, st, CFG)
+    assert res.passed and res.evidence["card_state_worst"]["ratio"] < 1, (seed, res.evidence["card_state_worst"])
+    j = max((k for k in range(st["n"]) if k != st["missing"]), key=lambda k: st["cells"][k]["count"])
+    spec = st["cells"][j]
+    changes = [{"shape": s} for s in ("star", "cross", "triangle", "square") if s != spec["shape"]]
+    changes += [{"count": k} for k in (spec["count"] - 1, spec["count"] + 1) if 1 <= k <= 6]
+    for change in changes:
+        changed = {**st, "cells": [dict(c, **change) if k == j else c for k, c in enumerate(st["cells"])]}
+        res = fam.verify([i.first_frame] * 4 + [render_row(changed, CFG, st["answer"])] * 8, st, CFG)
+        assert not res.passed and not res.evidence["checks"]["others_unchanged"], (seed, change)
+        want = f"{change.get('count', spec['count'])} {change.get('shape', spec['shape'])}"
+        assert res.evidence["changed_cards"][0]["read"] == want, (seed, change, res.evidence["changed_cards"])
+
+
 def _ball(i, fps: float, seconds: float, release: float = 0.0, **change):
     from vreason.synth.gravity import _render, simulate_at
 

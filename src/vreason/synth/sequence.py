@@ -12,7 +12,10 @@ element) and of the empty card on 24×24 area-downsampled features: the right el
 nearest, by a margin (≤ 0.8 × the next) and within ``ANSWER_MAX``. The other cards must not change in
 any frame: at most ``CHANGE_PX_MAX`` pixels outside the blank card may leave the render's 2-px
 neighbourhood range by more than ``CHANGE_LEVEL`` (another card changing colour or shape, a pen
-stroke). Directional (a reversed video ends empty); no process rule (a cut to the completed row is a
+stroke), every other card's element must read as its own palette colour, and every other card's content
+must parse, in every frame, as its own state (analysis by synthesis: the nearest of the renders of every
+shape × count the card could show, and the bare card, as ink-coverage maps under the exposure correction).
+Directional (a reversed video ends empty); no process rule (a cut to the completed row is a
 valid answer). Measured tolerances: docs/suite_validity.md.
 """
 
@@ -25,7 +28,7 @@ import numpy as np
 
 from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
-from vreason.synth.shapes import PALETTE, dashed_rect, draw_shape
+from vreason.synth.shapes import PALETTE, SHAPES, dashed_rect, draw_shape
 
 BG = (238, 236, 230)
 CELL_BG = (252, 252, 250)
@@ -98,11 +101,12 @@ def render_row(state: dict[str, Any], cfg: RenderConfig, fill: dict[str, Any] | 
     return img
 
 
-def _recoloured_cards(state: dict[str, Any], ref: np.ndarray, frames: list[np.ndarray], ref_small: np.ndarray,
-                      mask: np.ndarray) -> list[dict[str, Any]]:
+def _recoloured_cards(state: dict[str, Any], ref: np.ndarray, frames: list[np.ndarray],
+                      fixes: list[tuple[np.ndarray, np.ndarray]]) -> list[dict[str, Any]]:
     """Cards (other than the blank one) whose element reads as another palette colour in some frame: the
     first such frame per card, with the colour read. ``frames`` are the stabilised frames; each frame's
-    per-channel exposure (gain/offset against ``ref_small`` on ``mask``) is undone on the colours read."""
+    per-channel exposure (``fixes``: gain/offset against the reference on the static area) is undone on the
+    colours read."""
     import cv2
 
     names = list(PALETTE)
@@ -123,7 +127,6 @@ def _recoloured_cards(state: dict[str, Any], ref: np.ndarray, frames: list[np.nd
         ys = np.clip(((ys + y0) * sy).astype(int), 0, h - 1)
         xs = np.clip(((xs + x0) * sx).astype(int), 0, w - 1)
         cards.append((i, ys, xs, names[int(np.argmin(np.abs(pal - np.array(spec["color"], np.float32)).sum(axis=1)))]))
-    fixes = [ft.colour_fix(fr, ref_small, mask) for fr in frames] if cards else []
     for i, ys, xs, want in cards:
         for fi, fr in enumerate(frames):
             gain, off = fixes[fi]
@@ -133,6 +136,96 @@ def _recoloured_cards(state: dict[str, Any], ref: np.ndarray, frames: list[np.nd
                 out.append({"card": i, "frame": fi, "expected": want, "read": got})
                 break
     return out
+
+
+CARD_FEAT = 2
+"""Card features are the card's inside area-averaged over ``CARD_FEAT``×``CARD_FEAT`` px blocks."""
+CARD_BLUR = 1.0
+"""Gaussian blur (sigma, px) of the coverage map before averaging: scaling blur and codec ringing of an
+honest video cost the expected state little more than its neighbours."""
+CARD_INSET = 4
+"""Pixels of the card's border (2 px) and its rim left out of the card features (a sub-pixel residual shift
+of the border would otherwise dominate)."""
+CARD_RATIO_MAX = 1.0
+"""A card's content parses as its expected state when the expected state's render is the nearest candidate:
+its distance is below the nearest other state's (ratio < 1). Measured (docs/suite_validity.md): honest videos
+≤ 0.75 (hard, half size with −15% exposure and −6° hue: four small hexagons against four pentagons; 0.67
+for +15% exposure with +6° hue: two circles against two hexagons), cheats that change another card's shape
+≥ 5.2 (seeds 9, 19, 632551154, 477868634, every difficulty: 128 clips). The limit sits 1.33× above the
+honest maximum and 5.2× below the smallest cheat."""
+
+
+def _card_feat(img: np.ndarray, colour: TimeSeq[float]) -> np.ndarray:
+    """How much of each ``CARD_FEAT``-px block of a card is covered by ink of ``colour``: every pixel's
+    offset from the card's background projected on the ink's (0 background, 1 ink), then area-averaged. A
+    small hue or exposure residual scales the coverage a little instead of adding to every candidate's
+    distance; the colour itself is read by :func:`_recoloured_cards`."""
+    import cv2
+
+    d = np.asarray(CELL_BG, np.float32) - np.asarray(colour, np.float32)
+    cover = ((np.asarray(CELL_BG, np.float32) - img.astype(np.float32)) @ d) / float(d @ d)
+    cover = cv2.GaussianBlur(cover, (0, 0), CARD_BLUR)
+    h, w = cover.shape
+    size = (max(1, w // CARD_FEAT), max(1, h // CARD_FEAT))
+    return cv2.resize(cover, size, interpolation=cv2.INTER_AREA).reshape(-1)
+
+
+def _card_candidates(state: dict[str, Any], i: int) -> tuple[list[str], np.ndarray]:
+    """Every state card ``i`` could show with its own colour, rotation and size: each shape × each count
+    (the expected state first) and the bare card, rendered on a bare card and reduced to card features.
+    States whose render equals the expected one's (e.g. a rotated circle) are left out."""
+    import cv2
+
+    spec = state["cells"][i]
+    x0, y0, x1, y1 = cell_rect(state, i)
+    w, h = x1 - x0, y1 - y0
+    specs: list[tuple[str, dict[str, Any] | None]] = [("expected", spec)] + [
+        (f"{k} {s}", {**spec, "shape": s, "count": k})
+        for s in SHAPES for k in range(1, 7) if (s, k) != (spec["shape"], int(spec["count"]))] + [("empty", None)]
+    labels, feats = [], []
+    for label, sp in specs:
+        img = np.empty((h, w, 3), np.uint8)
+        img[:] = CELL_BG
+        cv2.rectangle(img, (0, 0), (w - 1, h - 1), EDGE, 2)
+        if sp is not None:
+            draw_element(img, sp, (0, 0, w, h))
+        f = _card_feat(img[CARD_INSET:h - CARD_INSET, CARD_INSET:w - CARD_INSET], spec["color"])
+        if feats and float(np.abs(f - feats[0]).mean()) < 0.002:
+            continue
+        labels.append(label)
+        feats.append(f)
+    return labels, np.stack(feats)
+
+
+def _card_states(state: dict[str, Any], frames: list[np.ndarray],
+                 fixes: list[tuple[np.ndarray, np.ndarray]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """Each other card's content in every frame (stabilised, its exposure undone with ``fixes``) parsed into
+    the nearest of every shape × count state the card could show: the cards whose parsed state is not the
+    expected one (the first such frame per card), and where the ratio of the expected state's distance to
+    the nearest other state's is largest over all cards and frames (honest videos stay well below 1)."""
+    out: list[dict[str, Any]] = []
+    worst: dict[str, Any] = {"ratio": 0.0}
+    for i in range(state["n"]):
+        if i == state["missing"]:
+            continue
+        labels, cands = _card_candidates(state, i)
+        x0, y0, x1, y1 = cell_rect(state, i)
+        inside = (slice(y0 + CARD_INSET, y1 - CARD_INSET), slice(x0 + CARD_INSET, x1 - CARD_INSET))
+        colour = state["cells"][i]["color"]
+        dist = np.stack([np.abs(cands - _card_feat(ft.apply_fix(fr[inside], *fix), colour)[None]).mean(axis=1)
+                         for fr, fix in zip(frames, fixes, strict=True)])  # frames × candidates
+        other = dist[:, 1:].min(axis=1)
+        ratio = dist[:, 0] / np.maximum(other, 1e-6)
+        if float(ratio.max()) > worst["ratio"]:
+            fi = int(np.argmax(ratio))
+            worst = {"ratio": round(float(ratio[fi]), 3), "card": i, "frame": fi,
+                     "nearest_other": labels[1 + int(np.argmin(dist[fi, 1:]))]}
+        bad = np.nonzero(ratio > CARD_RATIO_MAX)[0]
+        if len(bad):
+            fi = int(bad[0])
+            out.append({"card": i, "frame": fi, "read": labels[int(np.argmin(dist[fi]))],
+                        "ratio": round(float(ratio[fi]), 3)})
+    return out, worst
 
 
 def _static_box(state: dict[str, Any]) -> tuple[int, int, int, int]:
@@ -298,7 +391,11 @@ class Sequence(TaskFamily):
         # render, eroded off their anti-aliased rim) are read as the nearest palette colour, which must be the
         # card's own; read under the frame's exposure correction only (a global hue correction fitted on a
         # scene whose few saturated objects include the recoloured one absorbs half of the recolour)
-        wrong_colour = _recoloured_cards(state, ref, frames, ref_small, mask)
+        fixes = [ft.colour_fix(fr, ref_small, mask) for fr in frames]
+        wrong_colour = _recoloured_cards(state, ref, frames, fixes)
+        # every other card shows its own shape and count in every frame: its content, under the same exposure
+        # correction, parses as the nearest of every shape × count state it could show (analysis by synthesis)
+        wrong_state, card_ratio = _card_states(state, frames, fixes)
         # the filled cell in the last frames, against the candidates
         k = min(3, len(frames))
         names = ["answer", "empty"] + [f"distractor_{i}" for i in range(len(state["distractors"]))]
@@ -317,7 +414,8 @@ class Sequence(TaskFamily):
         checks = {
             "cell_filled": names[int(order[0])] != "empty",
             "right_element": int(order[0]) == 0 and d_ans <= 0.8 * d_other and d_ans <= ANSWER_MAX,
-            "others_unchanged": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL and not wrong_colour,
+            "others_unchanged": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL and not wrong_colour
+                                and not wrong_state,
         }
         evidence = {
             "distances": {nm: round(d, 2) for nm, d in zip(names, dist, strict=True)},
@@ -326,6 +424,8 @@ class Sequence(TaskFamily):
             "missing_cell": state["missing"], "changed_px": worst, "changed_px_frame": worst_frame,
             "changed_px_limit": CHANGE_PX_MAX, "change_level": CHANGE_LEVEL, "frames_used": k,
             "solid_change": solid, "solid_change_limit": SOLID_LEVEL, "recoloured_cards": wrong_colour,
+            "changed_cards": wrong_state, "card_state_worst": card_ratio,
+            "card_state_ratio_limit": CARD_RATIO_MAX,
             "camera_shift_max_px": float(np.abs(np.array(shifts)).max()),
         }
         import cv2
