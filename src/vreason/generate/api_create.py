@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import random
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -42,10 +41,8 @@ class CreateUnresolved(Exception):
 
 
 def _backoff(engine: JobEngine, i: int, exc: ApiError) -> float:
-    r = engine.settings.retry
-    if exc.retry_after is not None:
-        return float(min(max(exc.retry_after, 0.0), r.cap_s))
-    return random.uniform(0.0, min(r.cap_s, r.base_s * 2 ** i))  # full jitter
+    """The shared policy's wait (:mod:`vreason.http_retry`): ``Retry-After`` capped, else full-jitter backoff."""
+    return engine.settings.retry.policy().delay(i, exc)
 
 
 async def _lookup(engine: JobEngine, client: httpx.AsyncClient, key: str, gen: int, ref: str,

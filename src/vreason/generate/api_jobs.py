@@ -3,7 +3,8 @@
 A provider is a :class:`JobAdapter` (how to build each HTTP call and read each reply); the
 :class:`JobEngine` does the rest, the same for every provider:
 
-* **errors by class** — HTTP 429 (``rate_limit``, waits ``Retry-After`` when sent), 408/409/5xx
+* **errors by class** — the classification and the retry shared with the judge
+  (:mod:`vreason.http_retry`): HTTP 429 (``rate_limit``, waits ``Retry-After`` when sent), 408/409/5xx
   (``server``), timeouts and dropped connections are retried with exponential, jittered backoff
   (tenacity); any other 4xx is ``fatal`` and not retried. A *create* is different (it may cost money):
   :mod:`vreason.generate.api_create` resends it only when it certainly did not happen, and resolves an
@@ -32,14 +33,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import httpx
-from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt, wait_random_exponential
 
 from vreason.generate.job_ledger import JobLedger
-from vreason.judge.retry import parse_retry_after
+from vreason.http_retry import RETRYABLE, Failure, RetryPolicy, classify_exception, classify_status
+from vreason.http_retry import Kind as ErrorKind
 from vreason.store import redact_text
-
-ErrorKind = Literal["rate_limit", "server", "timeout", "connection", "fatal"]
-RETRYABLE = frozenset({"rate_limit", "server", "timeout", "connection"})
 
 
 class ApiError(Exception):
@@ -51,6 +49,12 @@ class ApiError(Exception):
         self.kind, self.message, self.status, self.retry_after = kind, message, status, retry_after
         self.sent = sent
         """False when the request certainly did not take effect (no connection, 429/408/4xx reply)."""
+
+    @classmethod
+    def of(cls, failure: Failure, message: str) -> ApiError:
+        """The error of a :func:`vreason.http_retry.classify` result."""
+        return cls(failure.kind, message, status=failure.status, retry_after=failure.retry_after,
+                   sent=failure.sent)
 
     @property
     def retryable(self) -> bool:
@@ -152,6 +156,10 @@ class RetrySettings:
     base_s: float = 1.0
     cap_s: float = 60.0
 
+    def policy(self) -> RetryPolicy:
+        """The shared retry policy (:mod:`vreason.http_retry`) with full jitter (a wait drawn in [0, backoff])."""
+        return RetryPolicy(max_retries=max(1, self.attempts) - 1, base=self.base_s, cap=self.cap_s, jitter=1.0)
+
 
 @dataclass
 class EngineSettings:
@@ -186,18 +194,6 @@ def _body(resp: httpx.Response) -> Any:
         return resp.json()
     except ValueError:
         return resp.text[:500]
-
-
-def _wait(retry: RetrySettings):
-    backoff = wait_random_exponential(multiplier=retry.base_s, max=retry.cap_s)  # full jitter
-
-    def wait(state: Any) -> float:
-        exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, ApiError) and exc.retry_after is not None:
-            return float(min(max(exc.retry_after, 0.0), retry.cap_s))
-        return float(backoff(state))
-
-    return wait
 
 
 class JobEngine:
@@ -247,10 +243,7 @@ class JobEngine:
 
     async def send(self, call: HttpCall, client: httpx.AsyncClient, *, create: bool = False) -> httpx.Response:
         """One call, retried by error class; a create's 4xx refusal raises :class:`JobRefused`."""
-        r = self.settings.retry
-        retrying = AsyncRetrying(stop=stop_after_attempt(max(1, r.attempts)), wait=_wait(r),
-                                 retry=retry_if_exception(lambda e: isinstance(e, ApiError) and e.retryable),
-                                 reraise=True)
+        retrying = self.settings.retry.policy().retrying(lambda e: isinstance(e, ApiError) and e.retryable)
         async for attempt in retrying:
             with attempt:
                 return await self._send_once(call, client, create)
@@ -262,26 +255,21 @@ class JobEngine:
             resp = await client.request(call.method, call.url, json=call.json, data=call.data,
                                         files=call.files, headers=call.headers,
                                         timeout=httpx.Timeout(self.settings.request_timeout_s, connect=30.0))
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout) as e:  # nothing was sent
-            raise ApiError("connection", f"{where}: {type(e).__name__}: {self.scrub(str(e))}", sent=False) from None
-        except httpx.TimeoutException as e:  # the request may have been received and acted on
-            raise ApiError("timeout", f"{where}: timed out ({type(e).__name__})") from None
-        except httpx.TransportError as e:  # dropped after (part of) the request was sent
-            raise ApiError("connection", f"{where}: {type(e).__name__}: {self.scrub(str(e))}") from None
-        if resp.status_code < 400:
+        except httpx.TransportError as e:  # classified: connect failures were not sent, the rest may have been
+            failure = classify_exception(e)
+            text = f"timed out ({type(e).__name__})" if failure.kind == "timeout" else \
+                f"{type(e).__name__}: {self.scrub(str(e))}"
+            raise ApiError.of(failure, f"{where}: {text}") from None
+        failure = classify_status(resp.status_code, resp.headers)
+        if failure is None:
             return resp
         body = _body(resp)
         msg = f"{where}: HTTP {resp.status_code}: {self.scrub(self.adapter.error_message(body))}"
-        if resp.status_code == 429:  # rate limits are checked before a request is processed
-            raise ApiError("rate_limit", msg, status=429, retry_after=parse_retry_after(resp.headers), sent=False)
-        if resp.status_code >= 500 or resp.status_code == 409:  # 409: e.g. the same idempotency key in flight
-            raise ApiError("server", msg, status=resp.status_code)
-        if resp.status_code == 408:  # the server gave up waiting for the request: not processed
-            raise ApiError("server", msg, status=408, sent=False)
-        refused = self.adapter.refusal(resp.status_code, body) if create else None
-        if refused is not None:
-            raise JobRefused(self.scrub(refused))
-        raise ApiError("fatal", msg, status=resp.status_code, sent=False)
+        if failure.kind == "fatal" and create:
+            refused = self.adapter.refusal(resp.status_code, body)
+            if refused is not None:
+                raise JobRefused(self.scrub(refused))
+        raise ApiError.of(failure, msg)
 
     # ------------------------------------------------------------------ one job
     async def run(self, key: str, req: JobRequest, out_path: str, *, meta: dict[str, Any],

@@ -325,30 +325,31 @@ class JudgeClient:
         return True
 
     async def _send(self, request: JudgeRequest, one: _One) -> JudgeReply:
-        """One reply from the backend, retrying transport errors by class (counted in ``one.requests``)."""
-        attempt = 0
-        while True:
-            try:
-                async with self.limiter.slot():
-                    one.requests += 1
-                    self._stats.requests += 1
-                    reply = await self.judge.complete(request)
-                break
-            except JudgeTransportError as e:
-                self._stats.errors[e.kind] = self._stats.errors.get(e.kind, 0) + 1
-                if not e.retryable or attempt >= self.retry.max_retries:
-                    if e.retryable:
-                        raise JudgeTransportError(
-                            e.kind,
-                            f"{e.message}; gave up after {attempt + 1} attempts",
-                            status=e.status,
-                            raw=e.raw,
-                        ) from None
-                    raise
-                delay = self.retry.delay(attempt, e)
-                attempt += 1
-                self._stats.retries += 1
-                await asyncio.sleep(delay)
+        """One reply from the backend, retrying transport errors by class (counted in ``one.requests``) with
+        the shared retry (:meth:`vreason.http_retry.RetryPolicy.retrying`)."""
+
+        def count_retry(state: object) -> None:
+            self._stats.retries += 1
+
+        retrying = self.retry.retrying(lambda e: isinstance(e, JudgeTransportError) and e.retryable, count_retry)
+        tries = 0
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    tries += 1
+                    try:
+                        async with self.limiter.slot():
+                            one.requests += 1
+                            self._stats.requests += 1
+                            reply = await self.judge.complete(request)
+                    except JudgeTransportError as e:
+                        self._stats.errors[e.kind] = self._stats.errors.get(e.kind, 0) + 1
+                        raise
+        except JudgeTransportError as e:
+            if e.retryable:  # retries spent
+                raise JudgeTransportError(e.kind, f"{e.message}; gave up after {tries} attempts", status=e.status,
+                                          raw=e.raw) from None
+            raise
         self._account(request, reply)
         return reply
 

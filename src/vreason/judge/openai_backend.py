@@ -31,7 +31,7 @@ from vreason.judge.base import (
     Usage,
     VideoPart,
 )
-from vreason.judge.retry import JudgeTransportError, parse_retry_after
+from vreason.judge.retry import JudgeTransportError, transport_error
 
 OPENAI_URL = "https://api.openai.com/v1"
 _REASONING_PREFIXES = ("o1", "o3", "o4", "gpt-5")
@@ -343,26 +343,18 @@ class OpenAIJudge(Judge):
         return redact_text(text)[:500]
 
     def _map_error(self, e: Exception) -> JudgeTransportError:
+        """``e`` by the shared classification (:func:`vreason.http_retry.classify_exception`), named."""
         import openai
 
-        msg = self._scrub(f"{type(e).__name__}: {e}")
         if isinstance(e, openai.APITimeoutError):
-            return JudgeTransportError("timeout", f"no reply within {self.timeout:g} s")
-        if isinstance(e, openai.APIConnectionError):
-            return JudgeTransportError("connection", self._scrub(f"connection failed: {e.__cause__ or e}"))
-        if isinstance(e, openai.APIStatusError):
-            status = e.status_code
-            if status == 429:
-                return JudgeTransportError(
-                    "rate_limit",
-                    f"HTTP 429: {msg}",
-                    status=status,
-                    retry_after=parse_retry_after(e.response.headers),
-                )
-            if status >= 500 or status in (408, 409):
-                return JudgeTransportError("server", f"HTTP {status}: {msg}", status=status)
-            return JudgeTransportError("fatal", f"HTTP {status}: {msg}", status=status)
-        return JudgeTransportError("fatal", msg)
+            message = f"no reply within {self.timeout:g} s"
+        elif isinstance(e, openai.APIConnectionError):
+            message = self._scrub(f"connection failed: {e.__cause__ or e}")
+        elif isinstance(e, openai.APIStatusError):
+            message = f"HTTP {e.status_code}: {self._scrub(f'{type(e).__name__}: {e}')}"
+        else:
+            message = self._scrub(f"{type(e).__name__}: {e}")
+        return transport_error(e, message)
 
     async def aclose(self) -> None:
         clients, self._clients = self._clients, {}

@@ -10,8 +10,9 @@ Backends turn their own exceptions into :class:`JudgeTransportError` with a ``ki
   malformed JSON body, an empty ``choices`` list, a ``null`` message content); ``raw`` keeps the body;
 * ``fatal`` — anything a retry will not fix (400, 401, 403, 404, bad config).
 
-The client retries every kind but ``fatal``, waiting ``Retry-After`` for a 429 when given
-and an exponentially growing, jittered delay otherwise.
+The classes are :mod:`vreason.http_retry`'s (shared with the video APIs), and so is the retry:
+:class:`RetryPolicy` (re-exported here) retries every kind but ``fatal``, waiting ``Retry-After`` when the
+server sent one and an exponentially growing, jittered delay otherwise.
 
 :class:`TokenCaps` is the other retry: a reply cut off by the completion-token cap
 (``finish_reason == "length"``) is asked again with a larger cap, up to a ceiling.
@@ -19,12 +20,13 @@ and an exponentially growing, jittered delay otherwise.
 
 from __future__ import annotations
 
-import random
 from dataclasses import dataclass
-from typing import Literal
 
-ErrorKind = Literal["rate_limit", "server", "timeout", "connection", "bad_reply", "fatal"]
-RETRYABLE: frozenset[str] = frozenset({"rate_limit", "server", "timeout", "connection", "bad_reply"})
+from vreason.http_retry import RETRYABLE, Failure, RetryPolicy, classify_exception, parse_retry_after
+from vreason.http_retry import Kind as ErrorKind
+
+__all__ = ["RETRYABLE", "ErrorKind", "JudgeTransportError", "RetryPolicy", "TokenCaps", "parse_retry_after",
+           "transport_error", "PLAIN_TOKEN_CAPS", "LOCAL_TOKEN_CAPS", "REASONING_TOKEN_CAPS"]
 
 
 class JudgeTransportError(Exception):
@@ -55,28 +57,11 @@ class JudgeTransportError(Exception):
         return f"{self.kind}: {self.message}"
 
 
-@dataclass
-class RetryPolicy:
-    """How often and how long to retry a failed request (per request, not per question)."""
-
-    max_retries: int = 5
-    base: float = 1.0
-    """First backoff in seconds; doubles each retry."""
-    cap: float = 60.0
-    """Longest single wait (also caps ``Retry-After``)."""
-    jitter: float = 0.5
-    """Fraction of the delay drawn at random (0 = none, 1 = full jitter)."""
-    seed: int | None = None
-
-    def __post_init__(self) -> None:
-        self._rng = random.Random(self.seed)
-
-    def delay(self, attempt: int, error: JudgeTransportError) -> float:
-        """Seconds to wait before retry number ``attempt`` (0-based) after ``error``."""
-        if error.kind == "rate_limit" and error.retry_after is not None:
-            return float(min(max(error.retry_after, 0.0), self.cap))
-        d = min(self.cap, self.base * (2.0**attempt))
-        return d * (1.0 - self.jitter * self._rng.random())
+def transport_error(exc: BaseException, message: str) -> JudgeTransportError:
+    """``exc`` (raised by a backend's HTTP call) as a :class:`JudgeTransportError` of the shared
+    classification (:func:`vreason.http_retry.classify_exception`), with ``message``."""
+    f: Failure = classify_exception(exc)
+    return JudgeTransportError(f.kind, message, retry_after=f.retry_after, status=f.status)
 
 
 @dataclass(frozen=True)
@@ -143,30 +128,3 @@ REASONING_TOKEN_CAPS = TokenCaps(floor=25000, ceiling=100000)
 """o1/o3/o4/GPT-5-class judges: ``max_completion_tokens`` counts the hidden reasoning tokens too, so
 at least 25,000 are sent (OpenAI's suggested starting reserve for reasoning + output), up to 100,000."""
 
-
-def parse_retry_after(headers: object) -> float | None:
-    """Seconds from ``retry-after-ms`` / ``retry-after`` headers (number or HTTP date), else ``None``."""
-    get = getattr(headers, "get", None)
-    if get is None:
-        return None
-    ms = get("retry-after-ms")
-    if ms:
-        try:
-            return float(ms) / 1000.0
-        except ValueError:
-            pass
-    value = get("retry-after")
-    if not value:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass
-    try:
-        import email.utils
-        import time
-
-        ts = email.utils.parsedate_to_datetime(value).timestamp()
-        return max(0.0, ts - time.time())
-    except (TypeError, ValueError, IndexError):
-        return None
