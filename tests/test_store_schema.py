@@ -223,3 +223,25 @@ def test_cli_report_on_a_store_from_a_newer_vreason_exits_2_in_one_line(tmp_path
     out = (r.stdout + r.stderr).strip()
     assert "Traceback" not in out and len(out.splitlines()) == 1, out
     assert f"schema version {RESULTS_VERSION + 1}" in out and "results.sqlite" in out
+
+
+def test_two_openers_of_a_new_file_at_once_both_open_it_once_created(tmp_path) -> None:
+    import threading
+
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def open_one(i: int) -> None:
+        try:
+            start.wait()
+            (JobLedger(str(tmp_path)) if i % 2 else ReplyCache(str(tmp_path / "cache.sqlite"))).close()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=open_one, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert _version(tmp_path / LEDGER_FILE) == LEDGER_VERSION and _version(tmp_path / "cache.sqlite") == CACHE_VERSION
