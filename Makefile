@@ -42,6 +42,7 @@ demo: $(DEMO_STAMP)
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports --config .importlinter
 	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=600 -n auto --durations=15
 
 bench: $(STAMP)
@@ -49,6 +50,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports --config .importlinter
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info src/*.egg-info

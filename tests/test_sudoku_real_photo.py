@@ -7,9 +7,9 @@ exposure, JPEG q=40). Needs the ``ocr`` extra."""
 import numpy as np
 import pytest
 
-from vreason.protocols.tivibench.schema import SudokuParams
 from vreason.verify import gridread
 from vreason.verify import ocr as ocrmod
+from vreason.verify.annotations import SudokuParams
 from vreason.verify.checks import CheckEnv, get_check
 
 # Read off the photo by eye (checked twice, at 2× zoom, row by row and column by column); 0 = blank.

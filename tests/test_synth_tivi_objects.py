@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from vreason.judge.base import ImagePart, JudgeRequest, TextPart
-from vreason.protocols.tivibench.schema import TiviAnnotation
 from vreason.synth.adversary_honest import cut
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import get_family, make_instance
+from vreason.verify.annotations import TiviAnnotation
 
 CFG = RenderConfig()
 FAMILIES = {"graph": ("SS", "graph", "tracking"), "counting": ("SV", "counting", "grounding"),

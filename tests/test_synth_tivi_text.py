@@ -6,10 +6,10 @@ renderings are in tests/test_synth_adversarial.py (adversary_c)."""
 import numpy as np
 import pytest
 
-from vreason.protocols.tivibench.schema import TASK_TYPES, TiviAnnotation
 from vreason.synth.adversary import Clip, score_clip
 from vreason.synth.base import DIFFICULTIES, RenderConfig
 from vreason.synth.suite import get_family, make_instance
+from vreason.verify.annotations import TASK_TYPES, TiviAnnotation
 
 CFG = RenderConfig()
 SEED = 5

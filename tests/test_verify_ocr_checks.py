@@ -7,10 +7,10 @@ import sys
 import numpy as np
 import pytest
 
-from vreason.protocols.tivibench.schema import BarsParams, Box, Match3Params, McqParams, SequenceParams
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import make_instance
 from vreason.verify import ocr as ocrmod
+from vreason.verify.annotations import BarsParams, Box, Match3Params, McqParams, SequenceParams
 from vreason.verify.checks import CheckEnv, get_check
 from vreason.verify.math_answer import answers_equal, parse_value
 
@@ -33,7 +33,7 @@ def run(family, frame, params, env, gt=None):
 def tivi(inst):
     from pydantic import TypeAdapter
 
-    from vreason.protocols.tivibench.schema import MetricParams
+    from vreason.verify.annotations import MetricParams
 
     return TypeAdapter(MetricParams).validate_python(inst.state["tivibench"]["metric"])
 

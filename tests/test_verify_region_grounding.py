@@ -6,10 +6,10 @@ import numpy as np
 import pytest
 
 from _tiny_models import tiny_model
-from vreason.protocols.tivibench.schema import Box, ColourSpec, GroundingParams, RegionParams
 from vreason.synth import draw
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import make_instance
+from vreason.verify.annotations import Box, ColourSpec, GroundingParams, RegionParams
 from vreason.verify.checks import CheckEnv, get_check
 from vreason.verify.colour import named_spec
 

@@ -5,12 +5,12 @@ a wrong route and a wrong order fail for the named reason."""
 import numpy as np
 import pytest
 
-from vreason.protocols.tivibench.schema import EliminationParams, GroundingParams, TrackingParams
 from vreason.synth import graph as g
 from vreason.synth import match3 as m
 from vreason.synth.adversary_honest import cut
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import make_instance
+from vreason.verify.annotations import EliminationParams, GroundingParams, TrackingParams
 from vreason.verify.checks import CheckEnv, get_check
 from vreason.verify.tracking import uniform_indices
 

@@ -170,7 +170,7 @@ def test_run_with_optimised_prompts_reports_the_paired_difference(tmp_path):
 
 def test_prompt_file_errors_and_variant_names(tmp_path):
     from vreason.core.errors import ConfigError
-    from vreason.optimize.variants import expand_models, read_prompts
+    from vreason.data.prompt_variants import expand_models, read_prompts
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"sample_id": "a", "variant": "v", "prompt": "x"}\n{"sample_id": "b"}\n', encoding="utf-8")

@@ -52,6 +52,10 @@ MOVED: dict[str, str] = {
     "vreason.protocols.pai_tables": "vreason.protocols.pai.tables",
     "vreason.protocols.synth": "vreason.protocols.synth.protocol",
     "vreason.aggregate.synth_tables": "vreason.protocols.synth.tables",
+    "vreason.protocols.tivibench.schema": "vreason.verify.annotations",
+    "vreason.runner.deathguard": "vreason.core.deathguard",
+    "vreason.optimize.variants": "vreason.data.prompt_variants",
+    "vreason.judge.suite_answerer": "vreason.synth.answerer",
     # -- end of table --
 }
 
@@ -94,3 +98,21 @@ class MovedFinder(importlib.abc.MetaPathFinder):
 def install() -> None:
     if not any(isinstance(f, MovedFinder) for f in sys.meta_path):
         sys.meta_path.append(MovedFinder())
+
+
+def forward_attrs(package: str, target: str):  # noqa: ANN201
+    """A module ``__getattr__`` for a package that took the name of a moved module (``vreason.protocols.rise``
+    was a module and is now the RISE package): a name the package lacks is read from ``target`` (the old
+    module's new home), with a ``DeprecationWarning``."""
+
+    def __getattr__(name: str):  # noqa: ANN202
+        if name.startswith("__"):
+            raise AttributeError(name)
+        mod = importlib.import_module(target)
+        if not hasattr(mod, name):
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        warnings.warn(f"{package}.{name} moved to {target}.{name}; the old path works for one release",
+                      DeprecationWarning, stacklevel=2)
+        return getattr(mod, name)
+
+    return __getattr__

@@ -31,7 +31,7 @@ judges.declare("scripted", "vreason.judge.scripted:ScriptedJudge",
                summary="replies from a file or list (tests, dry runs)")
 judges.declare("mock", "vreason.judge.mock:MockJudge",
                summary="offline made-up replies in every template's format: mock or mock:quality=Q,seed=N")
-judges.declare("suite", "vreason.judge.suite_answerer:SuiteAnswerer",
+judges.declare("suite", "vreason.synth.answerer:SuiteAnswerer",
                summary="the built-in suite's QA answerer: scripted questions answered by their predicates")
 
 def protocol_needs(cls: object) -> str:

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from vreason.core.human import GOOD_MEDIUM_POOR
 from vreason.core.records import Score
 
 Source = Literal["value", "passed", "ruler_question", "mmecof_step"]
@@ -150,14 +151,14 @@ def _item_cells(link: MetricLink, s: Score, name: str) -> list[tuple[str, JudgeC
     d = s.evidence.details
     out: list[tuple[str, JudgeCell]] = []
     if link.source == "ruler_question":
-        from vreason.protocols.ruler.protocol import LABEL_SCORE
+        label_score = {label: value for value, label in GOOD_MEDIUM_POOR}  # RULER: Good 2, Medium 1, Poor 0
 
         questions, labels = d.get("questions") or [], d.get("labels")
         for k, q in enumerate(questions):
             if link.metric != "*" and q.get("metric") != link.metric:
                 continue
-            if s.status.value == "ok" and labels is not None and k < len(labels) and labels[k] in LABEL_SCORE:
-                v = float(LABEL_SCORE[labels[k]])
+            if s.status.value == "ok" and labels is not None and k < len(labels) and labels[k] in label_score:
+                v = float(label_score[labels[k]])
                 cell = JudgeCell("ok", v, v / link.hi, name)
             else:
                 cell = JudgeCell(s.status.value if s.status.value != "ok" else "unscored", judge=name,

@@ -238,8 +238,8 @@ def make_app(run_dir: str, *, task: Task = "pairwise", dimensions: list[str] | N
     from fastapi import Body, FastAPI, HTTPException, Request
     from fastapi.responses import FileResponse, HTMLResponse, PlainTextResponse
 
-    from vreason.cli.view_cmd import guard
     from vreason.human.page import render_page
+    from vreason.report.serve_guard import guard
 
     ann = Annotation(run_dir, task, list(dimensions or DEFAULT_DIMENSIONS))
     token = token or secrets.token_urlsafe(24)

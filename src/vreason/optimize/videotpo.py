@@ -142,7 +142,7 @@ def judge_image(paths: list[str], size: int = 256) -> np.ndarray:
 def task_definition(sample: Sample) -> str:
     """What the optimizer is told the task is: the sample's own definition when it has one, else the
     TiViBench task's paper name, else its category / task, with the original prompt."""
-    from vreason.protocols.tivibench.schema import TASK_TYPES
+    from vreason.verify.annotations import TASK_TYPES
 
     md = sample.metadata or {}
     if md.get("task_definition"):

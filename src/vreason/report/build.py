@@ -32,7 +32,7 @@ def build_report(store: RunStore, protocol: Any, *, console: Console | None = No
     result = protocol.aggregate(df, samples, out_dir)
     pairs = store.get_meta("prompt_variants", None)
     if pairs:  # a run with prompt variants (e.g. VideoTPO's): the paired difference against the defaults
-        from vreason.optimize.variants import paired_variant_table
+        from vreason.data.prompt_variants import paired_variant_table
 
         result.tables["prompt_variants_paired"] = paired_variant_table(df, pairs)
     man = store.read_manifest()

@@ -148,7 +148,7 @@ def build_media(jobs: list[MediaJob], workers: int | None = None) -> list[MediaR
         return [build_one(j) for j in jobs]
     import multiprocessing as mp
 
-    from vreason.runner import deathguard
+    from vreason.core import deathguard
 
     # the project's guarded start: a forkserver child inherits no open run.lock, and every
     # worker dies with this process (kill -9 included), so a resume is never refused

@@ -15,10 +15,10 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from vreason.runner import deathguard
+from vreason.core import deathguard
 
 # every forkserver pool of this process (the runner's and any other) gets workers that exit when
-# this process dies, kill -9 included (see vreason.runner.deathguard)
+# this process dies, kill -9 included (see vreason.core.deathguard)
 deathguard.install()
 
 

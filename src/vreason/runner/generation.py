@@ -33,7 +33,7 @@ class RunModel:
     builtin: bool = False
     """A model the protocol itself provides (the built-in suite's): its videos are never imported."""
     variant: str = "default"
-    """The prompt variant its videos are generated from (:mod:`vreason.optimize.variants`)."""
+    """The prompt variant its videos are generated from (:mod:`vreason.data.prompt_variants`)."""
     base: str | None = None
     """The ``--models`` entry it is a variant of."""
 
@@ -63,7 +63,7 @@ def resolve_models(entries: list[str], protocol: Any, protocol_name: str) -> lis
 
 def with_variants(models: list[RunModel], variants: list[str], prompts_file: str | None) -> list[RunModel]:
     """Every model once per prompt variant (``default`` keeps the name; others run as ``<model>_<variant>``)."""
-    from vreason.optimize.variants import DEFAULT, expand_models
+    from vreason.data.prompt_variants import DEFAULT, expand_models
 
     if prompts_file and not variants:
         raise ConfigError("--prompts needs --prompt-variants (e.g. default,videotpo)")
@@ -97,7 +97,7 @@ def apply_prompt_file(samples: list[Sample], prompts_file: str | None, models: l
     """Add the file's prompts to the samples and record which run model is which variant (for the report)."""
     if not prompts_file:
         return
-    from vreason.optimize.variants import apply_prompts, read_prompts
+    from vreason.data.prompt_variants import apply_prompts, read_prompts
 
     apply_prompts(samples, read_prompts(prompts_file))
     pairs = [{"run_name": m.name, "base": m.base or m.name, "variant": m.variant} for m in models
@@ -106,7 +106,7 @@ def apply_prompt_file(samples: list[Sample], prompts_file: str | None, models: l
 
 
 def prompt_for(m: RunModel, sample: Sample) -> Sample | None:
-    from vreason.optimize.variants import prompt_sample
+    from vreason.data.prompt_variants import prompt_sample
 
     return prompt_sample(sample, m.variant)
 

@@ -18,9 +18,9 @@ import threading
 import time
 from typing import Any
 
+from vreason.core import deathguard
 from vreason.core.errors import DiskFullError, disk_full
 from vreason.core.records import Sample, Video, VideoStatus
-from vreason.runner import deathguard
 
 POLL_S = 0.2
 

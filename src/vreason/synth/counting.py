@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import Box, GroundingParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
 from vreason.synth.shapes import draw_shape
+from vreason.verify.annotations import Box, GroundingParams
 
 STARS = {"easy": (2, 4), "medium": (4, 6), "hard": (6, 9)}
 COIN_R = 13

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from vreason.core.records import Sample
-from vreason.protocols.tivibench.schema import TASK_TYPES, TiviAnnotation
+from vreason.verify.annotations import TASK_TYPES, TiviAnnotation
 
 PLACEMENT: dict[str, tuple[str, str]] = {
     "maze": ("SS", "maze"),

@@ -22,10 +22,10 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import Box, TrackingParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.verify.annotations import Box, TrackingParams
 
 LEVELS = {"easy": (3, 3, 2, 2), "medium": (3, 4, 3, 3), "hard": (4, 5, 4, 5)}
 """rows, cols, minimum route length (hops), extra edges beyond the spanning tree."""

@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import EliminationParams, GroundingParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.verify.annotations import EliminationParams, GroundingParams
 
 LINES = {"easy": (3, 4), "medium": (3, 4, 5), "hard": (3, 4, 5, 6)}
 COLS = 7

@@ -161,7 +161,7 @@ def build_samples(
     import multiprocessing as mp
     from concurrent.futures import ProcessPoolExecutor
 
-    from vreason.runner import deathguard
+    from vreason.core import deathguard
 
     # instances are independent and deterministic per key: build them on every core, in order; the
     # project's guarded start: workers die with this process (kill -9 included)

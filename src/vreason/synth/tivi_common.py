@@ -33,7 +33,7 @@ def colour_json(name: str) -> dict[str, Any]:
 def params_of(state: dict[str, Any]) -> Any:
     from pydantic import TypeAdapter
 
-    from vreason.protocols.tivibench.schema import MetricParams
+    from vreason.verify.annotations import MetricParams
 
     return TypeAdapter(MetricParams).validate_python(state["tivibench"]["metric"])
 

@@ -92,7 +92,7 @@ def tivi_record(dimension: str, task_type: str, metric: dict[str, Any]) -> dict[
     """The TiViBench annotation of a suite instance (validated against the schema)."""
     from pydantic import TypeAdapter
 
-    from vreason.protocols.tivibench.schema import MetricParams
+    from vreason.verify.annotations import MetricParams
 
     params = TypeAdapter(MetricParams).validate_python(metric)
     return {"dimension": dimension, "task_type": task_type, "metric": params.model_dump(mode="json")}
@@ -107,7 +107,7 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
     """Score a suite video with the TiViBench check of its ``state["tivibench"]`` record (see the module)."""
     from pydantic import TypeAdapter
 
-    from vreason.protocols.tivibench.schema import MetricParams
+    from vreason.verify.annotations import MetricParams
     from vreason.verify.checks import CheckEnv, get_check
     from vreason.verify.ocr import get_ocr
 

@@ -8,7 +8,7 @@ silhouette; the ground truth slides it into the frame, over the silhouette; the 
 Metric: TiViBench's **VLM QA** (appendix C.2): 2 (easy) or 3 questions with expected answers, correct only
 if every answer matches. The questions are scripted in a small grammar (:data:`QUESTIONS`) whose
 predicates are programmatic, so the suite scores them without a judge (this family's ``verify``) and the
-suite answerer (:mod:`vreason.judge.suite_answerer`, judge ``suite``) answers them through the judged
+suite answerer (:mod:`vreason.synth.answerer`, judge ``suite``) answers them through the judged
 path with the same code:
 
 * "Does the <colour> <shape> end inside the <colour> frame?" — in the last frame, the tool's colour blob
@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import QaQuestion, VlmQaParams
 from vreason.synth import draw
 from vreason.synth import tivi_common as tc
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
 from vreason.synth.shapes import draw_shape
+from vreason.verify.annotations import QaQuestion, VlmQaParams
 
 SHAPES = ("triangle", "square", "circle", "star", "cross", "hexagon")
 TOOL_COLOURS = ("red", "orange", "yellow", "green", "cyan", "blue")

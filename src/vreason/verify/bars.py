@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import BarsParams
 from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
+from vreason.verify.annotations import BarsParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 MIN_HEIGHT = 0.02

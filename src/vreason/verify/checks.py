@@ -1,7 +1,7 @@
 """The contract of a programmatic check (TiViBench's metric families, reused by the built-in suite).
 
 A check is a function ``check(frames, times, gt_end, params, env) -> CheckResult`` registered under the
-metric family name of :mod:`vreason.protocols.tivibench.schema` with :func:`register_check`:
+metric family name of :mod:`vreason.verify.annotations` with :func:`register_check`:
 
 * ``frames`` — RGB uint8 arrays (H×W×3) as the check's ``frames`` need declares: ``"last"`` gives one
   frame (the video's last), ``"uniform:N"`` gives N frames spread evenly over the video (first and last

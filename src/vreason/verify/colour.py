@@ -1,6 +1,6 @@
 """A colour/shape detector for rendered tasks (the classical substitute of an open-vocabulary detector).
 
-Objects are found by HSV segmentation around a :class:`~vreason.protocols.tivibench.schema.ColourSpec`
+Objects are found by HSV segmentation around a :class:`~vreason.verify.annotations.ColourSpec`
 (hue within ``hue_tol`` of the reference's hue, saturation ≥ ``min_sat``, value ≥ ``min_val``; an
 achromatic reference — saturation below 60 — matches unsaturated pixels within 45 levels of its value),
 cleaned by a morphological opening and closing, then split into 8-connected components. Each object's
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import ColourSpec
 from vreason.synth import frametools as ft
+from vreason.verify.annotations import ColourSpec
 
 BACKEND = "classical:colour"
 MIN_AREA = 0.0002

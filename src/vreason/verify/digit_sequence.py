@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import SequenceParams
 from vreason.verify import ocr as ocrmod
+from vreason.verify.annotations import SequenceParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import GroundingParams
 from vreason.verify import colour
+from vreason.verify.annotations import GroundingParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 

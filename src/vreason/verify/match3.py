@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import Match3Params
 from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
+from vreason.verify.annotations import Match3Params
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 WORK_SIDE = 160

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import MathParams
 from vreason.verify import ocr as ocrmod
+from vreason.verify.annotations import MathParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 _SUBST = (("×", "*"), ("⋅", "*"), ("·", "*"), ("÷", "/"), (":", "/"), ("^", "**"), ("[", "("), ("]", ")"),

@@ -16,9 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import McqParams
 from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
+from vreason.verify.annotations import McqParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 MIN_SIDE = 0.02

@@ -194,7 +194,7 @@ def last_frame(frames) -> tuple[np.ndarray | None, str]:
 
 
 def crop(frame: np.ndarray, box) -> np.ndarray:
-    """The part of ``frame`` inside a normalised :class:`~vreason.protocols.tivibench.schema.Box` (or the frame)."""
+    """The part of ``frame`` inside a normalised :class:`~vreason.verify.annotations.Box` (or the frame)."""
     if box is None:
         return frame
     h, w = frame.shape[:2]

@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import RegionParams
 from vreason.verify import colour
+from vreason.verify.annotations import RegionParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 DEFAULT_FEATURES = "classical:hog-hsv"

@@ -20,9 +20,9 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import SudokuParams
 from vreason.verify import gridread
 from vreason.verify import ocr as ocrmod
+from vreason.verify.annotations import SudokuParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 
 CELL_PX = 48

@@ -29,8 +29,8 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols.tivibench.schema import EliminationParams, GroundingParams, TrackingParams
 from vreason.verify import colour
+from vreason.verify.annotations import EliminationParams, GroundingParams, TrackingParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
 from vreason.verify.grounding import in_region, locate
 

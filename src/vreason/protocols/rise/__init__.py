@@ -29,3 +29,7 @@ DECLARES = PackageDeclaration(
     frame_presets=FRAME_PRESETS,
     templates=("vreason.protocols.rise",),
 )
+
+from vreason._moved import forward_attrs  # noqa: E402
+
+__getattr__ = forward_attrs(__name__, f"{__name__}.protocol")  # the old module vreason.protocols.rise

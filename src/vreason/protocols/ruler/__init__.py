@@ -18,3 +18,7 @@ DECLARES = PackageDeclaration(
     frame_presets=FRAME_PRESETS,
     templates=("vreason.protocols.ruler",),
 )
+
+from vreason._moved import forward_attrs  # noqa: E402
+
+__getattr__ = forward_attrs(__name__, f"{__name__}.protocol")  # the old module vreason.protocols.ruler

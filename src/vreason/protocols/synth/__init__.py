@@ -9,3 +9,7 @@ DECLARES = PackageDeclaration(
     scorers={"synth-verifier": ("vreason.synth.scorer:SynthVerifierScorer",
                                 "synth: the family's programmatic verifier")},
 )
+
+from vreason._moved import forward_attrs  # noqa: E402
+
+__getattr__ = forward_attrs(__name__, f"{__name__}.protocol")  # the old module vreason.protocols.synth

@@ -16,3 +16,7 @@ DECLARES = PackageDeclaration(
     layouts={"tivibench": "vreason.protocols.tivibench.layout:LAYOUT"},
     templates=("vreason.protocols.tivibench",),
 )
+
+from vreason._moved import forward_attrs  # noqa: E402
+
+__getattr__ = forward_attrs(__name__, f"{__name__}.protocol")  # the old module vreason.protocols.tivibench

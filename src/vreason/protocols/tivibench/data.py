@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, field_
 
 from vreason.core.records import Mode, Sample
 from vreason.data.loaderrors import WHOLE_RECORD, decode_utf8, jsonl_file_records, load_error, read_field_map
-from vreason.protocols.tivibench.schema import DIMENSIONS, TASK_TYPES, MetricParams, TiviAnnotation
+from vreason.verify.annotations import DIMENSIONS, TASK_TYPES, MetricParams, TiviAnnotation
 
 BENCHMARK = "tivibench"
 ANNOTATIONS = "vreason_annotations.jsonl"

@@ -25,7 +25,7 @@ from pydantic import TypeAdapter, ValidationError
 from vreason.core.errors import ConfigError, VideoError
 from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.core.scoring import ScoreContext, Scorer
-from vreason.protocols.tivibench.schema import MetricParams, VlmQaParams
+from vreason.verify.annotations import MetricParams, VlmQaParams
 
 METRIC = "pass"
 DEFAULT_FEATURES = "classical:hog-hsv"

@@ -30,7 +30,7 @@ from vreason.aggregate.bootstrap import bootstrap_ci
 from vreason.aggregate.stats import pass_at_k
 from vreason.aggregate.tables import as_float, failures_table, status_of
 from vreason.core.protocol import AggregateResult
-from vreason.protocols.tivibench.schema import DIFFICULTIES, DIMENSION_SHORT, DIMENSIONS, TASK_TYPES
+from vreason.verify.annotations import DIFFICULTIES, DIMENSION_SHORT, DIMENSIONS, TASK_TYPES
 
 SCORERS = ("tivibench_check", "tivibench_qa")
 METRIC = "pass"
