@@ -111,3 +111,23 @@ def test_a_plugin_importing_an_old_path_runs(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "vreason.core.protocol" in out.stdout
     assert "DeprecationWarning" in out.stderr
+
+
+def test_a_plugin_protocol_with_the_old_convention_attribute_keeps_its_layout():
+    from vreason.core.protocol import Protocol
+
+    with pytest.warns(DeprecationWarning, match="layout"):
+        class Old(Protocol):
+            name = "old"
+            convention = "rise"
+
+            def load(self):  # pragma: no cover - never called
+                raise NotImplementedError
+
+            def scorers(self):  # pragma: no cover
+                return []
+
+            def aggregate(self, scores, samples, out_dir):  # pragma: no cover
+                raise NotImplementedError
+
+    assert Old.layout == "rise"

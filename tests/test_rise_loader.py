@@ -161,7 +161,7 @@ def test_locate_video_for_runner(tmp_path, data):
     (vroot / "mA" / "temporal").mkdir(parents=True)
     (vroot / "mA" / "temporal" / "tem_1.mp4").write_bytes(b"x")
     proto = RiseProtocol(data=data, videos=str(vroot))
-    assert proto.convention == "rise"
+    assert proto.layout == "rise"
     assert proto.locate_video("mA", samples["tem_1"], 0) == str(vroot / "mA" / "temporal" / "tem_1.mp4")
     expected = proto.locate_video("mA", samples["tem_2"], 0)
     assert expected.endswith(os.path.join("mA", "temporal", "tem_2.mp4")) and not os.path.exists(expected)

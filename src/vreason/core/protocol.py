@@ -16,16 +16,8 @@ import pandas as pd
 
 from vreason.core.human import Question
 from vreason.core.options import DeclaredOptions, ProtocolOptions, resolve_options, resolved_dict
-from vreason.core.records import Sample
+from vreason.core.records import LoadError, LoadResult, Sample  # noqa: F401  (part of the contract)
 from vreason.core.scoring import Scorer
-
-
-@dataclass
-class LoadResult:
-    """Samples that loaded, and one error per record that did not (file + reason)."""
-
-    samples: list[Sample] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -80,6 +72,16 @@ class Protocol(ABC):
         loaded samples once known: a protocol whose judged scorer applies to some samples only names its
         role when one of them is there (with ``None``, only what the options alone decide)."""
         return ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        old = cls.__dict__.get("convention")
+        if isinstance(old, str) and "layout" not in cls.__dict__:  # the hook's name before 0.2
+            import warnings
+
+            warnings.warn(f"{cls.__name__}.convention is now Protocol.layout; the old name works for one release",
+                          DeprecationWarning, stacklevel=2)
+            cls.layout = old
 
     def __init__(self, **options: Any):
         self.opts: Any = None

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -281,3 +282,23 @@ def normalize_likert(value: float, lo: float, hi: float) -> float:
     if hi <= lo:
         raise ValueError(f"bad scale [{lo}, {hi}]")
     return min(1.0, max(0.0, (float(value) - lo) / (hi - lo)))
+
+
+class LoadError(TypedDict):
+    """One record (or file) a loader could not use: where (file, line or record index), the field at fault
+    (``record`` for the whole record) and why. Loaders may add string keys (``task_id``…); it is stored and
+    reported as this JSON object."""
+
+    where: str
+    field: str
+    reason: str
+
+
+@dataclass
+class LoadResult:
+    """What every loader returns: the samples that loaded, and one error per record that did not."""
+
+    samples: list[Sample] = field(default_factory=list)
+    errors: list[LoadError] = field(default_factory=list)
+    source: str = ""
+    """The file the records were read from, when there is one."""

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from vreason.core.errors import RecordError
+from vreason.core.records import LoadError
 
 WHOLE_RECORD = "record"
 MAX_RECORD_BYTES = 16 * 1024 * 1024
@@ -106,12 +107,12 @@ class RecordFieldError(RecordError):
         super().__init__(where, reason)
         self.field = field
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> LoadError:
         return load_error(self.where, self.field, self.reason)
 
 
-def load_error(where: str, field: str, reason: str, **extra: Any) -> dict[str, str]:
-    """A loader's error dict (see the module docstring)."""
+def load_error(where: str, field: str, reason: str, **extra: Any) -> LoadError:
+    """A loader's error (see the module docstring)."""
     return {"where": where, "field": field, "reason": reason, **{k: str(v) for k, v in extra.items()}}
 
 

@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from typing import Any
 
 from vreason.core.errors import MissingFileError
-from vreason.core.records import Mode, RubricItem, Sample, check_safe_id
+from vreason.core.records import LoadResult, Mode, RubricItem, Sample, check_safe_id
 from vreason.data.loaderrors import (
     WHOLE_RECORD,
     decode_utf8,
@@ -60,13 +59,6 @@ VIDEO_EXTS = (".mp4", ".webm", ".mov", ".mkv", ".avi", "")
 PUZZLE_MODES = ("maze", "sym", "gt")
 COLOR_NAMES = ("red", "yellow", "green", "blue", "purple", "orange")
 REQUIRED_KEYS = ("task_id", "text", "image_path", "sub_task", "questions", "extra_frame")
-
-
-@dataclass
-class RiseLoad:
-    samples: list[Sample] = field(default_factory=list)
-    errors: list[dict[str, str]] = field(default_factory=list)
-    json_path: str = ""
 
 
 def find_json(data: str) -> str:
@@ -213,7 +205,7 @@ def _record_to_sample(rec: Any, folder: str, check_files: bool) -> Sample:
     )
 
 
-def load_rise(data: str, *, check_files: bool = True) -> RiseLoad:
+def load_rise(data: str, *, check_files: bool = True) -> LoadResult:
     """Load every record of the dataset at ``data`` (folder or JSON file).
 
     Image paths are resolved against the folder holding the JSON. ``check_files`` makes a
@@ -239,7 +231,7 @@ def load_rise(data: str, *, check_files: bool = True) -> RiseLoad:
         if not isinstance(records, list):
             raise ValueError(f"{path}: expected a JSON list of records, got {type(records).__name__}")
         lines = json_items_with_lines(text, records)
-    out = RiseLoad(json_path=path)
+    out = LoadResult(source=path)
     seen: set[str] = set()
     for i, rec in enumerate(records):
         tid = rec.get("task_id", "") if isinstance(rec, dict) else ""

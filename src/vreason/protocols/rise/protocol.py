@@ -132,7 +132,7 @@ class RiseProtocol(Protocol):
             res = load_rise(data, check_files=self.opts.check_files)
         except (FileNotFoundError, ValueError) as exc:
             raise ConfigError(f"rise: {exc}") from exc
-        return LoadResult(samples=res.samples, errors=res.errors)
+        return res
 
     def video_path(self, model: str, sample: Sample) -> str | None:
         """The video for (model, sample) under ``options['videos']``, or ``None`` when missing."""
