@@ -23,11 +23,16 @@ process, reporting wall time, CPU time and peak resident set (``VmHWM``):
 Target: vreason ≤ 0.6× the released flow's wall time on 2 cores (per pair, and per ground truth × K variants),
 with identical numbers (blur_ssim and the
 Canny numbers compared exactly; the released ``blur_mse`` wraps around in uint8 and is not compared).
+
+Noise: the machine may be shared. Each comparison runs ``--rounds`` times (default 3), the two flows back to back
+in every round (which one goes first alternates), and the ratio of each round is taken on that round's pair of
+runs; the report is the **median** ratio with its range over rounds, the CPU-time ratio (less sensitive to other
+load), and the load average (``os.getloadavg``, 1 min) seen before each run.
 ``probe`` shows how much this machine's cores speed up the dominant kernel (4 bilateral filters, one thread
 each, serially vs on 2 threads): on vCPUs that share one core's vector units the parallel path cannot win.
 
-Usage: python benchmarks/bench_pai_c.py [--frames 121] [--rounds 1] [--variants 6] [--width 720] [--height 528]
-       [--gt A --pred B]
+Usage: python benchmarks/bench_pai_c.py [--frames 121] [--rounds 3] [--variants 6] [--serial] [--width 720]
+       [--height 528] [--gt A --pred B]
 """
 
 from __future__ import annotations
@@ -208,15 +213,60 @@ def _case(name: str, gt: str, pred: str, frames: int) -> dict:
     return out
 
 
+def _run(case: str, gt: str, pred: str, frames: int) -> dict:
+    """One case in a fresh process; its result with the load average seen just before it started."""
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    res = subprocess.run([sys.executable, __file__, "--case", case, "--gt", gt, "--pred", pred,
+                          "--frames", str(frames)], capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(f"case {case} failed:\n{res.stderr[-2000:]}")
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    out["load"] = load
+    return out
+
+
+def _median(xs: list[float]) -> float:
+    s = sorted(xs)
+    return s[len(s) // 2] if len(s) % 2 else (s[len(s) // 2 - 1] + s[len(s) // 2]) / 2
+
+
+def _rounds(a_case: str, b_case: str, gt: str, pred: str, frames: int, rounds: int) -> list[tuple[dict, dict]]:
+    """``rounds`` × (a, b) back to back, the order alternating, so both see the same load in each round."""
+    out = []
+    for r in range(rounds):
+        if r % 2 == 0:
+            a = _run(a_case, gt, pred, frames)
+            b = _run(b_case, gt, pred, frames)
+        else:
+            b = _run(b_case, gt, pred, frames)
+            a = _run(a_case, gt, pred, frames)
+        out.append((a, b))
+    return out
+
+
+def _summary(label: str, pairs: list[tuple[dict, dict]]) -> float:
+    """Print the median wall ratio b / a with its range, the CPU ratio and the loads; return the median."""
+    walls = [b["seconds"] / a["seconds"] for a, b in pairs]
+    cpus = [b["cpu"] / a["cpu"] for a, b in pairs]
+    loads = [x["load"] for p in pairs for x in p]
+    med = _median(walls)
+    print(f"{label}: median {med:.2f}× wall (range {min(walls):.2f}–{max(walls):.2f} over {len(walls)} rounds: "
+          + " ".join(f"{w:.2f}" for w in walls) + f"); target ≤ {TARGET}×: {'met' if med <= TARGET else 'NOT met'}; "
+          f"CPU {_median(cpus):.2f}× (range {min(cpus):.2f}–{max(cpus):.2f}); "
+          f"load average {min(loads):.1f}–{max(loads):.1f}")
+    return med
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--frames", type=int, default=121)
     ap.add_argument("--width", type=int, default=720)
     ap.add_argument("--height", type=int, default=528)
-    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of released / vreason / serial; "
-                    "each case's fastest round is compared")
+    ap.add_argument("--rounds", type=int, default=3, help="rounds of each comparison (the two flows back to back "
+                    "in every round); the median ratio is reported with its range")
     ap.add_argument("--variants", type=int, default=6, help="also time one ground truth against K caption "
                     "variants (released: each task from scratch; vreason: one process); 0 = skip")
+    ap.add_argument("--serial", action="store_true", help="also time vreason with frame_threads=1")
     ap.add_argument("--gt", help="ground-truth video (with --pred: benchmark this pair as it is)")
     ap.add_argument("--pred", help="predicted video")
     ap.add_argument("--case", help=argparse.SUPPRESS)
@@ -227,67 +277,66 @@ def main() -> int:
     if bool(a.gt) != bool(a.pred):
         print("bench_pai_c: pass both --gt and --pred, or neither", file=sys.stderr)
         return 2
+    if a.rounds < 1 or a.frames < 1 or a.variants < 0 or a.variants == 1:
+        print("bench_pai_c: --rounds and --frames must be ≥ 1, --variants 0 or ≥ 2", file=sys.stderr)
+        return 2
     from vreason.protocols.pai_c_fidelity import available_cores
 
+    keys = ("blur_ssim", "canny_f1_score", "canny_precision", "canny_recall")
     with tempfile.TemporaryDirectory() as folder:
         if a.gt:
             gt, pred, source = a.gt, a.pred, f"{os.path.basename(a.gt)} vs {os.path.basename(a.pred)}"
         else:
             sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
             gt, pred, source = _write(folder, a.frames, a.width, a.height)
-        got: dict[str, dict] = {}
-        walls: dict[str, list[float]] = {}
-        order = ["decode"] + ["released", "vreason", "serial"] * a.rounds + ["probe"]  # interleaved rounds
-        if a.variants:
-            order[-1:-1] = ["released_k", "vreason_k"]
-            preds_k = os.pathsep.join(_variants(folder, gt, a.frames, a.variants))
-        for case in order:
-            target = preds_k if case.endswith("_k") else pred
-            res = subprocess.run([sys.executable, __file__, "--case", case, "--gt", gt, "--pred", target,
-                                  "--frames", str(a.frames)], capture_output=True, text=True)
-            if res.returncode:
-                print(res.stderr[-2000:], file=sys.stderr)
-                return 1
-            r = json.loads(res.stdout.strip().splitlines()[-1])
-            walls.setdefault(case, []).append(r["seconds"])
-            if case not in got or r["seconds"] < got[case]["seconds"]:
-                got[case] = r  # the fastest round of each case (the least disturbed by other load)
-    n = got["decode"]["frames"] // 2
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{source}: {n} frame pairs; {available_cores()} cores available; load average {load:.1f} at the end")
-    print(f"{'case':<10}{'wall s':>9}{'CPU s':>9}{'s/pair':>9}{'peak MB':>9}  every round's wall s")
-    for case in ("decode", "released", "vreason", "serial"):
-        r = got[case]
-        print(f"{case:<10}{r['seconds']:>9.2f}{r['cpu']:>9.2f}{r['seconds'] / n:>9.3f}{r['peak_mb']:>9.0f}  "
-              + " ".join(f"{w:.1f}" for w in walls[case]))
-    ratio = got["vreason"]["seconds"] / got["released"]["seconds"]
-    print(f"vreason / released = {ratio:.2f}× wall (target ≤ {TARGET}× on 2 cores): "
-          f"{'met' if ratio <= TARGET else 'NOT met'}; serial / released = "
-          f"{got['serial']['seconds'] / got['released']['seconds']:.2f}×; CPU vreason / released = "
-          f"{got['vreason']['cpu'] / got['released']['cpu']:.2f}×; "
-          f"vreason / decode = {got['vreason']['seconds'] / got['decode']['seconds']:.0f}×")
-    keys = ("blur_ssim", "canny_f1_score", "canny_precision", "canny_recall")
-    same = all(got["vreason"][k] == got["released"][k] == got["serial"][k] for k in keys)
-    if all(isinstance(got[c][k], float) for c in ("vreason", "released") for k in keys):
-        delta = f"max |Δ| {max(abs(got['vreason'][k] - got['released'][k]) for k in keys):.2e}"
+        try:
+            decode = _run("decode", gt, pred, a.frames)
+            pair = _rounds("released", "vreason", gt, pred, a.frames, a.rounds)
+            serial = _rounds("released", "serial", gt, pred, a.frames, a.rounds) if a.serial else []
+            unit: list[tuple[dict, dict]] = []
+            if a.variants:
+                preds_k = os.pathsep.join(_variants(folder, gt, a.frames, a.variants))
+                unit = _rounds("released_k", "vreason_k", gt, preds_k, a.frames, a.rounds)
+            probe = _run("probe", gt, pred, a.frames)
+        except RuntimeError as exc:
+            print(exc, file=sys.stderr)
+            return 1
+    n = decode["frames"] // 2
+    print(f"{source}: {n} frame pairs; {available_cores()} cores available; {a.rounds} rounds")
+    print(f"{'case':<11}{'wall s':>9}{'CPU s':>9}{'s/pair':>9}{'peak MB':>9}{'load':>6}  (each round)")
+    rows = [("decode", decode)] + [(name, r) for p in pair + serial for name, r in
+                                   zip(("released", "vreason" if p in pair else "serial"), p, strict=True)]
+    for name, r in rows:
+        print(f"{name:<11}{r['seconds']:>9.2f}{r['cpu']:>9.2f}{r['seconds'] / n:>9.3f}{r['peak_mb']:>9.0f}"
+              f"{r['load']:>6.1f}")
+    _summary("per pair: vreason / released", pair)
+    if serial:
+        _summary("per pair: vreason serial (frame_threads=1) / released", serial)
+    runs = [r for p in pair + serial for r in p]
+    same = all(r[k] == runs[0][k] for r in runs for k in keys)
+    ref, ours = pair[0]
+    if all(isinstance(ref[k], float) and isinstance(ours[k], float) for k in keys):
+        delta = f"max |Δ| {max(abs(ours[k] - ref[k]) for k in keys):.2e}"
     else:
-        delta = "not all numbers: " + json.dumps({c: {k: got[c][k] for k in keys} for c in ("vreason", "released")})
-    print(f"numbers identical to the released flow (exact ==): {'yes' if same else 'NO'} ({delta}); "
-          + ", ".join(f"{k} {got['vreason'][k]}" for k in keys))
-    if a.variants:
-        rk, vk = got["released_k"], got["vreason_k"]
-        same_k = all(x[k] == y[k] for x, y in zip(rk["per_variant"], vk["per_variant"], strict=True) for k in keys)
-        ratio_k = vk["seconds"] / rk["seconds"]
-        print(f"one ground truth × {a.variants} caption variants (the PAI-C unit of work): released "
-              f"{rk['seconds']:.2f} s wall / {rk['cpu']:.2f} s CPU, vreason {vk['seconds']:.2f} s / {vk['cpu']:.2f} s "
-              f"(the ground truth's blur and edges reused) → {ratio_k:.2f}× wall, "
-              f"{vk['cpu'] / rk['cpu']:.2f}× CPU (target ≤ {TARGET}× wall): "
-              f"{'met' if ratio_k <= TARGET else 'NOT met'}; numbers identical: {'yes' if same_k else 'NO'}")
-    p = got["probe"]
-    print(f"core probe: 4 bilateral filters (one thread each) serially {p['serial']:.2f} s, on 2 threads "
-          f"{p['threads2']:.2f} s → this machine's parallel speed-up for the dominant kernel: "
-          f"{p['serial'] / p['threads2']:.2f}× (2.0× on two free physical cores)")
-    return 0
+        delta = "not all numbers: " + json.dumps({"released": {k: ref[k] for k in keys},
+                                                  "vreason": {k: ours[k] for k in keys}})
+    print(f"numbers identical to the released flow in every run (exact ==): {'yes' if same else 'NO'} ({delta}); "
+          + ", ".join(f"{k} {ours[k]}" for k in keys))
+    if unit:
+        rk, vk = unit[0]
+        print(f"one ground truth × {a.variants} caption variants (the PAI-C unit of work; released: each task from "
+              f"scratch; vreason: one process, the ground truth's blur and edges reused): released "
+              f"{rk['seconds']:.1f} s wall / {rk['cpu']:.1f} s CPU, vreason {vk['seconds']:.1f} s / {vk['cpu']:.1f} s "
+              "(first round)")
+        _summary(f"ground truth × {a.variants}: vreason / released", unit)
+        same_k = all(x[k] == y[k] for a_, b_ in unit for x, y in zip(a_["per_variant"], b_["per_variant"], strict=True)
+                     for k in keys)
+        print(f"numbers identical per variant in every round (exact ==): {'yes' if same_k else 'NO'}")
+    print(f"core probe: 4 bilateral filters (one thread each) serially {probe['serial']:.2f} s, on 2 threads "
+          f"{probe['threads2']:.2f} s → this machine's parallel speed-up for the dominant kernel: "
+          f"{probe['serial'] / probe['threads2']:.2f}× (2.0× on two free physical cores; load {probe['load']:.1f})")
+    print(f"vreason / decode = {ours['seconds'] / decode['seconds']:.0f}× (the decode floor, first round)")
+    return 0 if same and (not unit or same_k) else 1
 
 
 if __name__ == "__main__":

@@ -102,6 +102,37 @@ def test_threads_default_to_the_cores_in_the_main_process_and_one_in_a_worker():
         PaiCOptions(frame_threads=-1)
 
 
+def test_opencv_runs_one_thread_inside_the_frame_pool_and_is_restored_after():
+    import cv2
+
+    before = cv2.getNumThreads()
+    cv2.setNumThreads(2)
+    seen: list[int] = []
+
+    def pairs():
+        for g, p in _pairs(4):
+            seen.append(cv2.getNumThreads())  # read while the pool is running
+            yield g, p
+
+    try:
+        serial = F.fidelity(iter(_pairs(4)), "medium", False, 1)
+        assert cv2.getNumThreads() == 2  # the serial path leaves OpenCV alone (as the released flow runs it)
+        pooled = F.fidelity(pairs(), "medium", False, 2)
+        assert seen and set(seen) == {1}
+        assert cv2.getNumThreads() == 2  # restored
+        assert pooled[0].ssim == serial[0].ssim and pooled[1].result() == serial[1].result()
+        with F.OPENCV_SERIAL:  # overlapping blocks: the last one out restores
+            with F.OPENCV_SERIAL:
+                assert cv2.getNumThreads() == 1
+            assert cv2.getNumThreads() == 1
+        assert cv2.getNumThreads() == 2
+        with pytest.raises(ValueError):  # restored when the pool raises too
+            F.fidelity(iter([(np.zeros((8, 8, 3), np.uint8), np.zeros((9, 8, 3), np.uint8))]), "medium", False, 2)
+        assert cv2.getNumThreads() == 2
+    finally:
+        cv2.setNumThreads(before)
+
+
 def _score(scorer, sample, path, seed=0):
     return {s.metric: s for s in scorer.score(sample, Video(sample_id=sample.id, model="m", seed=seed, path=path),
                                               ScoreContext())}

@@ -6,7 +6,10 @@ full-map SSIM and MSE of the blurred pair, and the Canny edge counts of both fra
 result depends on another frame, so frames are computed on a thread pool (OpenCV's filters and scikit-image's
 array arithmetic release the GIL) while the caller keeps decoding; results come back **in frame order** and
 are accumulated in that order, so the numbers are the serial path's, bit for bit (tested). In-flight work is
-bounded to ``2 × threads`` frame pairs, so memory stays bounded by a small batch, not the video.
+bounded to ``2 × threads`` frame pairs, so memory stays bounded by a small batch, not the video. While the
+pool runs, OpenCV's own thread pool is set to one thread (restored afterwards): each frame's filter then runs
+on its own core instead of two pools contending for the same cores (measured: ≈ 10 % less CPU for the same
+bilateral filters, and shorter wall time, on 2 cores). OpenCV's result does not depend on its thread count.
 
 There is no GPU path: ``device=cuda`` leaves these metrics on the CPU (the scorer's evidence says
 ``fidelity_device: cpu``).
@@ -15,6 +18,7 @@ There is no GPU path: ``device=cuda`` leaves these metrics on the CPU (the score
 from __future__ import annotations
 
 import os
+import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -87,6 +91,38 @@ def resolve_threads(threads: int | None) -> int:
     return 1 if multiprocessing.parent_process() is not None else available_cores()
 
 
+class _OpenCvSerial:
+    """A block during which OpenCV uses one thread (``cv2.setNumThreads(1)``), the count it had restored when
+    the last concurrent block ends (blocks may overlap across threads; the first saves, the last restores)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved: int | None = None
+
+    def __enter__(self) -> None:
+        import cv2
+
+        with self.lock:
+            if self.depth == 0:
+                self.saved = cv2.getNumThreads()
+                cv2.setNumThreads(1)
+            self.depth += 1
+
+    def __exit__(self, *exc: object) -> None:
+        import cv2
+
+        with self.lock:
+            self.depth -= 1
+            if self.depth == 0 and self.saved is not None:
+                cv2.setNumThreads(self.saved)
+                self.saved = None
+
+
+OPENCV_SERIAL = _OpenCvSerial()
+"""Entered by :func:`fidelity` while its frame pool runs (threads > 1)."""
+
+
 def ordered_map(fn: Callable[..., T], items: Iterable[tuple], threads: int) -> Iterator[T]:
     """``fn(*item)`` for every item, in the items' order; with ``threads`` > 1 computed on a thread pool with at
     most ``2 × threads`` items in flight (the iterable — e.g. a decoder — is advanced only as results are
@@ -118,7 +154,6 @@ class GtCache:
     bit-packed), and are evicted least-recently-used beyond ``limit_mb``; 0 disables the cache."""
 
     def __init__(self, limit_mb: float = 512.0):
-        import threading
         from collections import OrderedDict
 
         self.limit = int(limit_mb * 2 ** 20)
@@ -189,10 +224,16 @@ def fidelity(pairs: Iterable[tuple[np.ndarray, np.ndarray]], preset: str = "medi
         return frame_fidelity(g, p, preset, gray, side)
 
     items = ((t, g, p) for t, (g, p) in enumerate(pairs))
-    for f in ordered_map(one, items, resolve_threads(threads)):
-        add_frame(blur, edges, f)
+    n = resolve_threads(threads)
+    if n <= 1:
+        for f in ordered_map(one, items, n):
+            add_frame(blur, edges, f)
+        return blur, edges
+    with OPENCV_SERIAL:  # the frames are the parallel unit; OpenCV's own pool would only contend for the cores
+        for f in ordered_map(one, items, n):
+            add_frame(blur, edges, f)
     return blur, edges
 
 
-__all__ = ["GT_CACHE", "FrameFidelity", "GtCache", "add_frame", "available_cores", "fidelity", "frame_fidelity",
-           "ordered_map", "resolve_threads"]
+__all__ = ["GT_CACHE", "OPENCV_SERIAL", "FrameFidelity", "GtCache", "add_frame", "available_cores", "fidelity",
+           "frame_fidelity", "ordered_map", "resolve_threads"]
