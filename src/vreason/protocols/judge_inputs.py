@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from vreason.core.errors import VideoMissingError, VideoUnreadableError
+from vreason.judge.scorer import judge_for  # noqa: F401 - re-exported (its old home)
 
 _MARKER = re.compile(r"\[\[([A-Z_]+)\]\]")
 
@@ -105,9 +106,3 @@ def interleave(user_text: str, images: dict[str, Sequence]) -> list:
     if tail.strip():
         parts.append(TextPart(tail))
     return parts
-
-
-def judge_for(ctx, role: str):
-    """The judge client for ``role`` (falling back to ``"default"``), or ``None``."""
-    judges = getattr(ctx, "judges", None) or {}
-    return judges.get(role) or judges.get("default")

@@ -13,7 +13,6 @@ setting, so the three settings are judged identically (the rubric is shared, pap
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -30,12 +29,13 @@ from vreason.core.options import (
     SeedOptions,
 )
 from vreason.core.protocol import AggregateResult, LoadResult, Protocol
-from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video, normalize_likert
+from vreason.core.records import Evidence, Sample, Score, Video, normalize_likert
 from vreason.core.registry import benchmarks
 from vreason.core.scoring import ScoreContext, Scorer
 from vreason.data.loaderrors import load_error
 from vreason.frames.policy import FramePolicyField
-from vreason.protocols.judge_inputs import encodings_by_marker, interleave, judge_for, sample_image_part
+from vreason.judge.scorer import JudgedScorer, Prepared
+from vreason.protocols.judge_inputs import encodings_by_marker, interleave, sample_image_part
 from vreason.protocols.mmecof.data import VISUAL_HINT_CATEGORIES, hint_inputs, load_field_map, load_mmecof
 
 VISUAL_PROMPT_MODES = ("require", "text_hint")
@@ -89,8 +89,7 @@ def quality_parser(lo: int, hi: int):
     return parse
 
 
-class _MmeCofJudged(Scorer):
-    kind: ClassVar[str] = "io"
+class _MmeCofJudged(JudgedScorer):
 
     def __init__(self, *, frame_policy: str = "mmecof", template: str | None = None, template_path: str | None = None,
                  judge_role: str = "default", hint: str | None = None, max_tokens: int = 1024):
@@ -144,42 +143,40 @@ class MmeCofStepScorer(_MmeCofJudged):
     def applies(self, sample: Sample) -> bool:
         return any(i.kind == "step" for i in sample.rubric)
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        client = judge_for(ctx, self.judge_role)
-        if client is None:
-            return self.fail(sample, video, "no judge client configured")
+    def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:
         steps = [i for i in sample.rubric if i.kind == "step"]
         instruction = sample.metadata.get("prompt_no_hint") or sample.prompt
-        try:
-            image, got = await asyncio.to_thread(self._inputs, sample, video)
-            requests = [self._request({"instruction": instruction, "n_frames": len(got.frames), "step": s.text,
-                                       "step_index": k, "n_steps": len(steps)}, image, got.frames, sample.id)
-                        for k, s in enumerate(steps, 1)]
-        except VideoError as exc:
-            return self.fail(sample, video, str(exc))
-        except ConfigError as exc:
-            return self.fail(sample, video, f"template: {exc}")
-        parser = step_parser()
-        outcomes = await asyncio.gather(*(client.ask(r, parser) for r in requests))
+        image, got = self._inputs(sample, video)
+        requests = [self._request({"instruction": instruction, "n_frames": len(got.frames), "step": s.text,
+                                   "step_index": k, "n_steps": len(steps)}, image, got.frames, sample.id)
+                    for k, s in enumerate(steps, 1)]
+        return Prepared(requests, step_parser(), state=(steps, image, got))
+
+    def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
+                       outcomes: list[Any]) -> Evidence:
+        steps, image, got = prepared.state
         details: list[dict[str, Any]] = []
-        failed = []
-        for s, req, out in zip(steps, requests, outcomes, strict=True):
+        for s, req, out in zip(steps, prepared.requests, outcomes, strict=True):
             row: dict[str, Any] = {"id": s.id, "text": s.text, "ok": bool(out.ok),
                                    "judge": out.evidence(req).model_dump(mode="json")}
             if out.ok:
                 row["completed"], row["reason"] = bool(out.value[0]), out.value[1]
             else:
                 row["unscored_reason"] = out.reason
-                failed.append(f"{s.id}: {out.reason}")
             details.append(row)
-        evidence = Evidence(frame_policy=got.policy, frame_indices=got.indices,
-                            judge=outcomes[0].evidence(requests[0]) if outcomes else None,
-                            details={"hint": self._hint(sample, ctx), "steps": details,
-                                     "image_encoding": self._encoding(image, got.frames)})
-        if failed:
-            return self.fail(sample, video, "judge reply unusable for step(s) " + "; ".join(failed),
-                             status=ScoreStatus.unscored, evidence=evidence)
-        done = sum(1 for d in details if d["completed"])
+        return Evidence(frame_policy=got.policy, frame_indices=got.indices,
+                        judge=outcomes[0].evidence(prepared.requests[0]) if outcomes else None,
+                        details={"hint": self._hint(sample, ctx), "steps": details,
+                                 "image_encoding": self._encoding(image, got.frames)})
+
+    def unusable(self, prepared: Prepared, outcomes: list[Any]) -> str | None:
+        failed = [f"{s.id}: {out.reason}" for s, out in zip(prepared.state[0], outcomes, strict=True) if not out.ok]
+        return "judge reply unusable for step(s) " + "; ".join(failed) if failed else None
+
+    def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
+                  evidence: Evidence) -> list[Score]:
+        steps = prepared.state[0]
+        done = sum(1 for d in evidence.details["steps"] if d["completed"])
         rs = done / len(steps)
         evidence.details.update({"completed": done, "n_steps": len(steps)})
         return [self.ok(sample, video, "RS", 100.0 * rs, rs, passed=done == len(steps), evidence=evidence)]
@@ -199,28 +196,25 @@ class MmeCofQualityScorer(_MmeCofJudged):
         if self.hi <= self.lo:
             raise ConfigError(f"bad quality scale {scale}")
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        client = judge_for(ctx, self.judge_role)
-        if client is None:
-            return self.fail(sample, video, "no judge client configured")
+    def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:
         instruction = sample.metadata.get("prompt_no_hint") or sample.prompt
-        try:
-            image, got = await asyncio.to_thread(self._inputs, sample, video)
-            req = self._request({"instruction": instruction, "n_frames": len(got.frames), "lo": self.lo,
-                                 "hi": self.hi}, image, got.frames, sample.id)
-        except VideoError as exc:
-            return self.fail(sample, video, str(exc))
-        except ConfigError as exc:
-            return self.fail(sample, video, f"template: {exc}")
-        out = await client.ask(req, quality_parser(self.lo, self.hi))
-        evidence = Evidence(frame_policy=got.policy, frame_indices=got.indices, judge=out.evidence(req),
-                            details={"hint": self._hint(sample, ctx), "scale": [self.lo, self.hi],
-                                     "image_encoding": self._encoding(image, got.frames)})
-        if not out.ok:
-            return self.fail(sample, video, f"judge reply unusable: {out.reason}", status=ScoreStatus.unscored,
-                             evidence=evidence)
+        image, got = self._inputs(sample, video)
+        req = self._request({"instruction": instruction, "n_frames": len(got.frames), "lo": self.lo,
+                             "hi": self.hi}, image, got.frames, sample.id)
+        return Prepared([req], quality_parser(self.lo, self.hi), state=(image, got))
+
+    def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
+                       outcomes: list[Any]) -> Evidence:
+        image, got = prepared.state
+        return Evidence(frame_policy=got.policy, frame_indices=got.indices,
+                        judge=outcomes[0].evidence(prepared.requests[0]),
+                        details={"hint": self._hint(sample, ctx), "scale": [self.lo, self.hi],
+                                 "image_encoding": self._encoding(image, got.frames)})
+
+    def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
+                  evidence: Evidence) -> list[Score]:
         return [self.ok(sample, video, code, v, normalize_likert(v, self.lo, self.hi), evidence=evidence)
-                for code, v in out.value.items()]
+                for code, v in outcomes[0].value.items()]
 
 
 def _parse_scale(spec: Any) -> tuple[int, int]:

@@ -19,13 +19,13 @@ goes as its original file bytes (the earlier released path read the file).
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any, ClassVar, Literal
 
 from vreason.core.errors import VideoError
-from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.records import Evidence, Sample, Score, Video
 from vreason.core.scoring import ScoreContext, Scorer
+from vreason.judge.scorer import JudgedScorer, Prepared, Unjudgeable
 
 RaMode = Literal["paper", "code"]
 RaCount = Literal["asked", "returned"]
@@ -68,98 +68,119 @@ def is_logical(sample: Sample) -> bool:
     return sample.category == "logical"
 
 
-def _judge_for(ctx: ScoreContext, role: str) -> Any:
-    return ctx.judges.get(role) or ctx.judges.get("default")
-
-
-class _RiseJudged(Scorer):
+class _RiseJudged(JudgedScorer):
     """Shared plumbing of the judged metrics (kind io)."""
 
-    kind: ClassVar[Literal["cpu", "io"]] = "io"
-    role: ClassVar[str] = "default"
+    judge_role: str = "default"
     jpeg_quality: ClassVar[int] = PILLOW_DEFAULT_QUALITY
     """The JPEG quality the released code sends this metric's frames at."""
 
+    def no_judge_reason(self) -> str:
+        return f"no judge configured for role {self.judge_role!r}"
+
     def _frames(self, sample: Sample, video: Video, spec: str):
+        """The sampled frames; an unreadable video refuses the sample (``cannot read frames: …``)."""
         from vreason.frames import sample_frames
 
-        if not video.path:
-            raise VideoError(f"<{sample.id}/{video.model}>", "no video path")
-        return sample_frames(video.path, spec)
+        try:
+            if not video.path:
+                raise VideoError(f"<{sample.id}/{video.model}>", "no video path")
+            return sample_frames(video.path, spec)
+        except (VideoError, ValueError) as exc:
+            raise Unjudgeable(f"cannot read frames: {exc}") from None
 
-    async def _load(self, sample: Sample, video: Video, spec: str):
-        return await asyncio.to_thread(self._frames, sample, video, spec)
+    def unusable(self, prepared: Prepared, outcomes: list[Any]) -> str | None:
+        bad = next((o for o in outcomes if not o.ok), None)
+        return None if bad is None else (bad.reason or "judge reply unusable")
 
-    async def _likert(
-        self, sample: Sample, video: Video, ctx: ScoreContext, *, spec: str, template: str,
-        lo: int, hi: int, key: str, metric: str, variables: dict[str, Any],
-    ) -> list[Score]:
+
+class _RiseLikert(_RiseJudged):
+    """A metric judged on one integer scale from the frames and the template's text."""
+
+    template: ClassVar[str] = ""
+    lo: ClassVar[int] = 1
+    hi: ClassVar[int] = 5
+    key: ClassVar[str] = "score"
+
+    def spec(self, sample: Sample) -> str:  # pragma: no cover - each metric sets its own
+        raise NotImplementedError
+
+    def variables(self, sample: Sample) -> dict[str, Any]:
+        return {}
+
+    def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:
         from vreason.judge import parsers
         from vreason.judge.base import ImagePart, TextPart
         from vreason.judge.templates import get_template
 
-        client = _judge_for(ctx, self.role)
-        if client is None:
-            return self.fail(sample, video, f"no judge configured for role {self.role!r}")
-        try:
-            sf = await self._load(sample, video, spec)
-        except (VideoError, ValueError) as exc:
-            return self.fail(sample, video, f"cannot read frames: {exc}")
-        tpl = get_template(template)
-        system, user = tpl.render(num_frames=len(sf.frames), **variables)
+        sf = self._frames(sample, video, self.spec(sample))
+        tpl = get_template(self.template)
+        system, user = tpl.render(num_frames=len(sf.frames), **self.variables(sample))
         parts: list[Any] = [ImagePart(f, quality=self.jpeg_quality) for f in sf.frames]
         if user:
             parts.append(TextPart(user))
-        req = _request(parts, system, tpl, sample.id)
-        outcome = await client.ask(req, parsers.likert(lo, hi, key=key))
-        ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
-                      details={"scale": [lo, hi], "key": key, "image_encoding": f"jpeg:q{self.jpeg_quality}"})
-        if not outcome.ok:
-            return self.fail(sample, video, outcome.reason or "judge reply unusable",
-                             status=ScoreStatus.unscored, evidence=ev)
-        s = outcome.value  # an int; a mean/median over repeats may be fractional: kept, never truncated
-        return [self.ok(sample, video, metric, s, (s - lo) / (hi - lo), passed=s == hi, evidence=ev)]
+        return Prepared([_request(parts, system, tpl, sample.id)], parsers.likert(self.lo, self.hi, key=self.key),
+                        state=sf)
+
+    def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
+                       outcomes: list[Any]) -> Evidence:
+        sf = prepared.state
+        return Evidence(frame_policy=sf.policy, frame_indices=sf.indices,
+                        judge=outcomes[0].evidence(prepared.requests[0]),
+                        details={"scale": [self.lo, self.hi], "key": self.key,
+                                 "image_encoding": f"jpeg:q{self.jpeg_quality}"})
+
+    def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
+                  evidence: Evidence) -> list[Score]:
+        s = outcomes[0].value  # an int; a mean/median over repeats may be fractional: kept, never truncated
+        lo, hi = self.lo, self.hi
+        return [self.ok(sample, video, self.metrics[0], s, (s - lo) / (hi - lo), passed=s == hi, evidence=evidence)]
 
 
-class RiseTemporalConsistency(_RiseJudged):
+class RiseTemporalConsistency(_RiseLikert):
     """RISE Temporal Consistency: 1–5 with the instruction given to the judge."""
 
     name = "rise_tc"
     version = "1"
     metrics = ("tc",)
     jpeg_quality = TC_JPEG_QUALITY
+    template = "rise_tc"
+    key = "Final Score"
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        return await self._likert(sample, video, ctx, spec=TC_POLICY, template="rise_tc", lo=1, hi=5,
-                                  key="Final Score", metric="tc", variables={"instruction": sample.prompt})
+    def spec(self, sample: Sample) -> str:
+        return TC_POLICY
+
+    def variables(self, sample: Sample) -> dict[str, Any]:
+        return {"instruction": sample.prompt}
 
 
-class RisePhysicalRationality(_RiseJudged):
+class RisePhysicalRationality(_RiseLikert):
     """RISE Physical Rationality: 1–5 amplitude-aware; not applied to the logical category."""
 
     name = "rise_pr"
     version = "1"
     metrics = ("pr",)
+    template = "rise_pr"
 
     def applies(self, sample: Sample) -> bool:
         return not is_logical(sample)
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        return await self._likert(sample, video, ctx, spec=pr_policy(sample), template="rise_pr", lo=1, hi=5,
-                                  key="score", metric="pr", variables={})
+    def spec(self, sample: Sample) -> str:
+        return pr_policy(sample)
 
 
-class RiseVisualQuality(_RiseJudged):
+class RiseVisualQuality(_RiseLikert):
     """RISE Visual Quality: 1–3 on 4 frames; uses the ``vq`` judge when one is configured."""
 
     name = "rise_vq"
     version = "1"
     metrics = ("vq",)
-    role = "vq"
+    judge_role = "vq"
+    template = "rise_vq"
+    hi = 3
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        return await self._likert(sample, video, ctx, spec=VQ_POLICY, template="rise_vq", lo=1, hi=3,
-                                  key="score", metric="vq", variables={})
+    def spec(self, sample: Sample) -> str:
+        return VQ_POLICY
 
 
 RaYes = Literal["contains", "strict"]
@@ -235,23 +256,16 @@ class RiseReasoningJudge(_RiseJudged):
     def applies(self, sample: Sample) -> bool:
         return sample.metadata.get("extra_frame") not in ("maze", "sym")
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        client = _judge_for(ctx, self.role)
-        if client is None:
-            return self.fail(sample, video, "no judge configured for role 'default'")
+    def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:
         questions = [r.text for r in sample.rubric]
         if not questions:
-            return self.fail(sample, video, f"sample {sample.id} has no questions")
-        spec = ra_policy(sample)
-        try:
-            sf = await self._load(sample, video, spec)
-        except (VideoError, ValueError) as exc:
-            return self.fail(sample, video, f"cannot read frames: {exc}")
+            raise Unjudgeable(f"sample {sample.id} has no questions")
+        sf = self._frames(sample, video, ra_policy(sample))
         if sample.metadata.get("extra_frame") == "gt" and self.ra_mode == "paper":
-            return await self._reference(sample, video, client, sf, questions)
-        return await self._yes_no(sample, video, client, sf, questions)
+            return self._reference(sample, sf, questions)
+        return self._yes_no(sample, sf, questions)
 
-    async def _yes_no(self, sample, video, client, sf, questions) -> list[Score]:
+    def _yes_no(self, sample: Sample, sf: Any, questions: list[str]) -> Prepared:
         from vreason.judge.base import ImagePart, TextPart
         from vreason.judge.templates import get_template
 
@@ -260,23 +274,10 @@ class RiseReasoningJudge(_RiseJudged):
         parts: list[Any] = [ImagePart(f, quality=self.jpeg_quality) for f in sf.frames]
         parts += [TextPart(tpl.render(question=q)[1]) for q in questions]
         req = _request(parts, system, tpl, sample.id)
-        outcome = await client.ask(req, yes_no_list_parser(len(questions), self.ra_count, self.ra_yes))
-        details: dict[str, Any] = {"mode": "yes_no", "ra_count": self.ra_count, "ra_yes": self.ra_yes,
-                                   "n_questions": len(questions), "image_encoding": f"jpeg:q{self.jpeg_quality}"}
-        ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcome.evidence(req),
-                      details=details)
-        if not outcome.ok:
-            return self.fail(sample, video, outcome.reason or "judge reply unusable",
-                             status=ScoreStatus.unscored, evidence=ev)
-        answers = outcome.value
-        n_yes = sum(a["yes"] for a in answers)
-        denom = len(questions) if self.ra_count == "asked" else len(answers)
-        ev.details.update(answers=answers, n_answers=len(answers), n_yes=n_yes,
-                          count_mismatch=len(answers) != len(questions))
-        value = n_yes / denom
-        return [self.ok(sample, video, "ra", value, min(1.0, value), passed=value >= 1.0, evidence=ev)]
+        return Prepared([req], yes_no_list_parser(len(questions), self.ra_count, self.ra_yes),
+                        state={"mode": "yes_no", "sf": sf, "questions": questions})
 
-    async def _reference(self, sample, video, client, sf, questions) -> list[Score]:
+    def _reference(self, sample: Sample, sf: Any, questions: list[str]) -> Prepared:
         from vreason.judge import parsers
         from vreason.judge.base import ImagePart, TextPart, image_part_from_file
         from vreason.judge.templates import get_template
@@ -286,9 +287,9 @@ class RiseReasoningJudge(_RiseJudged):
             from vreason.data.confine import sample_file  # never a file outside the dataset to the judge
 
             sample_file(sample, sample.reference_image)
-            gt = await asyncio.to_thread(image_part_from_file, gt_path or "", label="Image 2: ground-truth image")
+            gt = image_part_from_file(gt_path or "", label="Image 2: ground-truth image")
         except (OSError, ValueError) as exc:  # missing, unreadable or undecodable: named per sample
-            return self.fail(sample, video, f"ground-truth image unusable: {gt_path}: {type(exc).__name__}: {exc}")
+            raise Unjudgeable(f"ground-truth image unusable: {gt_path}: {type(exc).__name__}: {exc}") from None
         tpl = get_template("rise_ra_ref")
         reqs = []
         for q in questions:
@@ -296,24 +297,51 @@ class RiseReasoningJudge(_RiseJudged):
             parts = [ImagePart(sf.frames[-1], label="Image 1: final frame of the video", quality=self.jpeg_quality),
                      gt, TextPart(user)]
             reqs.append(_request(parts, system, tpl, sample.id))
-        outcomes = await asyncio.gather(*(client.ask(r, parsers.likert(1, 5, key="Score")) for r in reqs))
+        return Prepared(reqs, parsers.likert(1, 5, key="Score"),
+                        state={"mode": "reference", "sf": sf, "questions": questions, "gt": gt})
+
+    def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
+                       outcomes: list[Any]) -> Evidence:
+        st, reqs = prepared.state, prepared.requests
+        sf, questions = st["sf"], st["questions"]
+        if st["mode"] == "yes_no":
+            details: dict[str, Any] = {"mode": "yes_no", "ra_count": self.ra_count, "ra_yes": self.ra_yes,
+                                       "n_questions": len(questions),
+                                       "image_encoding": f"jpeg:q{self.jpeg_quality}"}
+            return Evidence(frame_policy=sf.policy, frame_indices=sf.indices, judge=outcomes[0].evidence(reqs[0]),
+                            details=details)
         calls = [{"question": q, "score": o.value if o.ok else None, "ok": o.ok, "reason": o.reason,
                   "judge": o.evidence(r).model_dump()} for q, o, r in zip(questions, outcomes, reqs, strict=True)]
         bad = next((i for i, o in enumerate(outcomes) if not o.ok), None)
         main = bad if bad is not None else 0
-        ev = Evidence(frame_policy=sf.policy, frame_indices=sf.indices,
-                      judge=outcomes[main].evidence(reqs[main]),
-                      details={"mode": "reference", "n_questions": len(questions), "calls": calls,
-                               "reference_image": sample.reference_image,
-                               "image_encoding": {"frames": f"jpeg:q{self.jpeg_quality}",
-                                                  "reference_image": gt.encoding()}})
-        if bad is not None:
-            reason = f"focus question {bad + 1}: {outcomes[bad].reason or 'judge reply unusable'}"
-            return self.fail(sample, video, reason, status=ScoreStatus.unscored, evidence=ev)
+        return Evidence(frame_policy=sf.policy, frame_indices=sf.indices,
+                        judge=outcomes[main].evidence(reqs[main]),
+                        details={"mode": "reference", "n_questions": len(questions), "calls": calls,
+                                 "reference_image": sample.reference_image,
+                                 "image_encoding": {"frames": f"jpeg:q{self.jpeg_quality}",
+                                                    "reference_image": st["gt"].encoding()}})
+
+    def unusable(self, prepared: Prepared, outcomes: list[Any]) -> str | None:
+        if prepared.state["mode"] == "yes_no":
+            return super().unusable(prepared, outcomes)
+        bad = next((i for i, o in enumerate(outcomes) if not o.ok), None)
+        return None if bad is None else f"focus question {bad + 1}: {outcomes[bad].reason or 'judge reply unusable'}"
+
+    def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
+                  evidence: Evidence) -> list[Score]:
+        questions = prepared.state["questions"]
+        if prepared.state["mode"] == "yes_no":
+            answers = outcomes[0].value
+            n_yes = sum(a["yes"] for a in answers)
+            denom = len(questions) if self.ra_count == "asked" else len(answers)
+            evidence.details.update(answers=answers, n_answers=len(answers), n_yes=n_yes,
+                                    count_mismatch=len(answers) != len(questions))
+            value = n_yes / denom
+            return [self.ok(sample, video, "ra", value, min(1.0, value), passed=value >= 1.0, evidence=evidence)]
         scores = [o.value for o in outcomes]  # not int(): a reduced value over repeats may be fractional
         value = sum(s / 5 for s in scores) / len(scores)
-        ev.details["scores"] = scores
-        return [self.ok(sample, video, "ra", value, value, passed=all(s == 5 for s in scores), evidence=ev)]
+        evidence.details["scores"] = scores
+        return [self.ok(sample, video, "ra", value, value, passed=all(s == 5 for s in scores), evidence=evidence)]
 
 
 class RisePuzzleVerifier(Scorer):

@@ -16,7 +16,6 @@ Each metric's score for a video is the mean over its questions of Good/Medium/Po
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
@@ -37,7 +36,8 @@ from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.core.registry import benchmarks
 from vreason.core.scoring import ScoreContext, Scorer
 from vreason.frames.policy import FramePolicyField
-from vreason.protocols.judge_inputs import encodings_by_marker, interleave, jpeg_parts, judge_for, sample_image_part
+from vreason.judge.scorer import JudgedScorer, Prepared
+from vreason.protocols.judge_inputs import encodings_by_marker, interleave, jpeg_parts, sample_image_part
 from vreason.protocols.ruler.data import METRIC_CODE, METRICS, load_ruler, ruler_video_path
 
 LABELS = ("Good", "Medium", "Poor")
@@ -54,12 +54,11 @@ def labels_to_metric_scores(labels: list[str], dims: list[str]) -> dict[str, flo
     return {code: sum(v) / len(v) * 50.0 for code, v in acc.items()}
 
 
-class RulerChecklistScorer(Scorer):
+class RulerChecklistScorer(JudgedScorer):
     """RULER-Bench checklist judge: Good/Medium/Poor per question → IF, VC, VF, RC (0–100)."""
 
     name: ClassVar[str] = "ruler_checklist"
     version: ClassVar[str] = "1"
-    kind: ClassVar[str] = "io"
     metrics: ClassVar[tuple[str, ...]] = ("IF", "VC", "VF", "RC")
 
     def __init__(
@@ -125,41 +124,40 @@ class RulerChecklistScorer(Scorer):
         evidence = Evidence(frame_policy=gen.policy, frame_indices=gen.indices, details=details)
         return request, evidence, items
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
+    def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:
         from vreason.judge import parsers
 
-        metrics = self._metrics_of(sample)
-        client = judge_for(ctx, self.judge_role)
-        if client is None:
-            return self._fail_all(sample, video, metrics, "no judge client configured", ScoreStatus.error, None)
-        try:
-            request, evidence, items = await asyncio.to_thread(self.build_request, sample, video)
-        except VideoError as exc:
-            return self._fail_all(sample, video, metrics, str(exc), ScoreStatus.error, None)
-        except ConfigError as exc:
-            return self._fail_all(sample, video, metrics, f"template: {exc}", ScoreStatus.error, None)
-        outcome = await client.ask(request, parsers.answer_labels(LABELS, len(items)))
-        evidence.judge = outcome.evidence(request)
+        request, evidence, items = self.build_request(sample, video)
+        return Prepared([request], parsers.answer_labels(LABELS, len(items)), state=items, evidence=evidence)
+
+    def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
+                       outcomes: list[Any]) -> Evidence:
+        evidence = prepared.evidence or Evidence()
+        evidence.judge = outcomes[0].evidence(prepared.requests[0])
         evidence.details["questions"] = [{"id": i.id, "metric": METRIC_CODE.get(i.dimension, i.dimension),
-                                          "text": i.text} for i in items]
-        if not outcome.ok:
-            return self._fail_all(sample, video, metrics, f"judge reply unusable: {outcome.reason}",
-                                  ScoreStatus.unscored, evidence)
+                                          "text": i.text} for i in prepared.state]
+        return evidence
+
+    def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
+                  evidence: Evidence) -> list[Score]:
+        items, outcome = prepared.state, outcomes[0]
         labels = list(outcome.value)
         evidence.details["labels"] = labels
         evidence.details["reasoning"] = _think(outcome.raw)
         per_metric = labels_to_metric_scores(labels, [i.dimension for i in items])
         out = []
-        for code in metrics:
+        for code in self._metrics_of(sample):
             ev = evidence.model_copy(deep=True)
             ev.details["metric_labels"] = [lab for lab, i in zip(labels, items, strict=True)
                                            if METRIC_CODE.get(i.dimension, i.dimension) == code]
             out.append(self.ok(sample, video, code, per_metric[code], per_metric[code] / 100.0, evidence=ev))
         return out
 
-    def _fail_all(self, sample, video, metrics, reason, status, evidence) -> list[Score]:
+    def fail_all(self, sample: Sample, video: Video, reason: str, *, status: ScoreStatus = ScoreStatus.error,
+                 evidence: Evidence | None = None) -> list[Score]:
+        """One non-ok score per metric the sample's checklist has (all four when it has none)."""
         out: list[Score] = []
-        for m in metrics or list(self.metrics):
+        for m in self._metrics_of(sample) or list(self.metrics):
             out.extend(self.fail(sample, video, reason, status=status, metric=m, evidence=evidence))
         return out
 

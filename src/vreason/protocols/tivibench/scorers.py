@@ -15,16 +15,16 @@ score (``passed=None``) and a judge reply that never parsed are ``unscored`` wit
 
 from __future__ import annotations
 
-import asyncio
 import os
 from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import TypeAdapter, ValidationError
 
-from vreason.core.errors import ConfigError, VideoError
+from vreason.core.errors import VideoError
 from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.core.scoring import ScoreContext, Scorer
+from vreason.judge.scorer import JudgedScorer, Prepared, Unjudgeable, judge_for
 from vreason.verify.annotations import MetricParams, VlmQaParams
 
 METRIC = "pass"
@@ -245,12 +245,11 @@ def qa_parser(n: int):
     return parse
 
 
-class TiviQaScorer(Scorer):
+class TiviQaScorer(JudgedScorer):
     """TiViBench VLM QA: yes/no questions about the video; correct only if every answer matches."""
 
     name: ClassVar[str] = "tivibench_qa"
     version: ClassVar[str] = "1"
-    kind: ClassVar[str] = "io"
     metrics: ClassVar[tuple[str, ...]] = (METRIC,)
 
     def __init__(self, *, frame_policy: str = DEFAULT_QA_FRAMES, template: str | None = None,
@@ -272,43 +271,48 @@ class TiviQaScorer(Scorer):
                             decoding=Decoding(max_tokens=self.max_tokens), template=tpl.name,
                             template_version=tpl.version, sample_id=sample_id)
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.frames import sample_frames
-        from vreason.protocols.judge_inputs import judge_for
-
+    def precheck(self, sample: Sample, video: Video, ctx: ScoreContext) -> None:
         try:
             params = metric_params(sample)
         except ValueError as exc:
-            return self.fail(sample, video, str(exc))
+            raise Unjudgeable(str(exc)) from None
         if not isinstance(params, VlmQaParams):
-            return self.fail(sample, video, f"sample {sample.id}: metric {params.family} is not vlm_qa")
-        client = judge_for(ctx, self.judge_role)
-        if client is None:
-            return self.fail(sample, video, "no judge client configured (pass --judge)")
+            raise Unjudgeable(f"sample {sample.id}: metric {params.family} is not vlm_qa")
+
+    def no_judge_reason(self) -> str:
+        return "no judge client configured (pass --judge)"
+
+    def video_error(self, exc: VideoError) -> str:
+        return f"video error: {exc}"
+
+    def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:
+        from vreason.frames import sample_frames
+
+        params = metric_params(sample)
         if not video.path:
-            return self.fail(sample, video, f"no video file for {sample.id}/{video.model}/{video.seed}")
+            raise Unjudgeable(f"no video file for {sample.id}/{video.model}/{video.seed}")
         questions = [q.text for q in params.questions]
-        try:
-            got = await asyncio.to_thread(sample_frames, video.path, self.frame_policy)
-            req = self._request(questions, got.frames, sample.id)
-        except VideoError as exc:
-            return self.fail(sample, video, f"video error: {exc}")
-        except ConfigError as exc:
-            return self.fail(sample, video, f"template: {exc}")
-        out = await client.ask(req, qa_parser(len(questions)))
-        details: dict[str, Any] = {"family": "vlm_qa", "backend": client.identity,
+        got = sample_frames(video.path, self.frame_policy)
+        req = self._request(questions, got.frames, sample.id)
+        return Prepared([req], qa_parser(len(questions)), state=(params, got))
+
+    def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
+                       outcomes: list[Any]) -> Evidence:
+        params, got = prepared.state
+        details: dict[str, Any] = {"family": "vlm_qa", "backend": judge_for(ctx, self.role()).identity,
                                    "questions": [q.model_dump() for q in params.questions],
                                    "task_type": sample.metadata.get("task_type", "")}
-        ev = Evidence(frame_policy=got.policy, frame_indices=list(got.indices), judge=out.evidence(req),
-                      details=details)
-        if not out.ok:
-            return self.fail(sample, video, f"judge reply unusable: {out.reason}", status=ScoreStatus.unscored,
-                             evidence=ev)
-        answers = ["yes" if a else "no" for a in out.value]
+        return Evidence(frame_policy=got.policy, frame_indices=list(got.indices),
+                        judge=outcomes[0].evidence(prepared.requests[0]), details=details)
+
+    def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
+                  evidence: Evidence) -> list[Score]:
+        params = prepared.state[0]
+        answers = ["yes" if a else "no" for a in outcomes[0].value]
         match = [a == q.expected for a, q in zip(answers, params.questions, strict=True)]
-        ev.details.update({"answers": answers, "match": match, "n_correct": sum(match)})
+        evidence.details.update({"answers": answers, "match": match, "n_correct": sum(match)})
         ok = all(match)
-        return [self.ok(sample, video, METRIC, float(ok), float(ok), passed=ok, evidence=ev)]
+        return [self.ok(sample, video, METRIC, float(ok), float(ok), passed=ok, evidence=evidence)]
 
 
 __all__ = ["DEFAULT_FEATURES", "DEFAULT_QA_FRAMES", "METRIC", "TiviCheckScorer", "TiviQaScorer", "metric_params",

@@ -16,7 +16,6 @@ Any ``--judge`` spec works; its identity is recorded with every score.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import re
 from typing import Any, ClassVar, Literal
@@ -24,7 +23,7 @@ from typing import Any, ClassVar, Literal
 import pandas as pd
 from pydantic import Field, field_validator
 
-from vreason.core.errors import ConfigError, VideoError
+from vreason.core.errors import ConfigError
 from vreason.core.options import (
     BootSeedField,
     LevelField,
@@ -33,11 +32,12 @@ from vreason.core.options import (
     SeedOptions,
 )
 from vreason.core.protocol import AggregateResult, LoadResult, Protocol, Requirement
-from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.records import Evidence, Sample, Score, Video
 from vreason.core.registry import benchmarks
 from vreason.core.scoring import ScoreContext, Scorer
 from vreason.frames.policy import FramePolicyField
-from vreason.protocols.judge_inputs import interleave, judge_for
+from vreason.judge.scorer import JudgedScorer, Prepared, Unjudgeable
+from vreason.protocols.judge_inputs import interleave
 
 AnswerRule = Literal["official", "word"]
 _WORD = {w: re.compile(rf"\b{w}\b", re.IGNORECASE) for w in ("yes", "no")}
@@ -96,12 +96,11 @@ def reply_parser(expected: str, rule: AnswerRule = "official", strict: bool = Tr
     return parse
 
 
-class PaiGDomainScorer(Scorer):
+class PaiGDomainScorer(JudgedScorer):
     """PAI-Bench-G domain score: the video's yes/no questions, one judge call each; value = fraction correct."""
 
     name: ClassVar[str] = "pai_g_domain"
     version: ClassVar[str] = "1"
-    kind: ClassVar[str] = "io"
     metrics: ClassVar[tuple[str, ...]] = ("domain",)
 
     def __init__(self, *, frame_policy: str = "pai.g", judge_input: str = "frames", answer_rule: AnswerRule =
@@ -135,25 +134,25 @@ class PaiGDomainScorer(Scorer):
                             decoding=Decoding(temperature=0.0, max_tokens=self.max_tokens, top_p=1.0),
                             template=tpl.name, template_version=tpl.version, sample_id=sample_id)
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        client = judge_for(ctx, self.judge_role)
-        if client is None:
-            return self.fail(sample, video, "no judge client configured")
+    def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:
         if not video.path:
-            return self.fail(sample, video, "no video path")
+            raise Unjudgeable("no video path")
         items = [i for i in sample.rubric if i.kind == "question" and i.expected]
-        try:
-            parts, indices, pol = await asyncio.to_thread(self._video_parts, video)
-            requests = [self._request(i.text, parts, sample.id) for i in items]
-        except VideoError as exc:
-            return self.fail(sample, video, str(exc))
-        except ConfigError as exc:
-            return self.fail(sample, video, f"template: {exc}")
+        parts, indices, pol = self._video_parts(video)
+        requests = [self._request(i.text, parts, sample.id) for i in items]
         strict = self.unparsed != "wrong"
-        outs = await asyncio.gather(*(client.ask(r, reply_parser(i.expected or "", self.answer_rule, strict))
-                                      for i, r in zip(items, requests, strict=True)))
-        rows, failed = [], []
-        for item, req, out in zip(items, requests, outs, strict=True):
+        return Prepared(requests, [reply_parser(i.expected or "", self.answer_rule, strict) for i in items],
+                        state=(items, indices, pol))
+
+    def _counted_wrong(self, out: Any) -> bool:
+        """An unparseable reply counted as a wrong answer (``unparsed=wrong``, the released rule)."""
+        return self.unparsed == "wrong" and out.raw is not None
+
+    def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
+                       outcomes: list[Any]) -> Evidence:
+        items, indices, pol = prepared.state
+        rows = []
+        for item, req, out in zip(items, prepared.requests, outcomes, strict=True):
             ev = out.evidence(req)
             row: dict[str, Any] = {"uid": item.id, "question": item.text, "expected": item.expected,
                                    "task": item.dimension, "reply": out.raw, "attempts": ev.attempts}
@@ -163,21 +162,26 @@ class PaiGDomainScorer(Scorer):
                 row["correct"] = bool(out.value)
                 if row.get("no_answer_word"):
                     row["counted_wrong"] = "no yes/no word in the reply: a wrong answer (released rule)"
-            elif self.unparsed == "wrong" and out.raw is not None:
+            elif self._counted_wrong(out):
                 row["correct"], row["counted_wrong"] = False, f"unparseable, counted wrong (official): {out.reason}"
             else:
                 row["unscored_reason"] = out.reason
-                failed.append(f"{item.id}: {out.reason}")
             rows.append(row)
         scored = [r["correct"] for r in rows if "correct" in r]
         details = {"questions": rows, "answer_rule": self.answer_rule, "unparsed": self.unparsed,
                    "judge_input": self.judge_input, "n_questions": len(rows), "n_scored": len(scored),
                    "n_counted_wrong": sum(1 for r in rows if "counted_wrong" in r)}
-        evidence = Evidence(frame_policy=pol, frame_indices=indices,
-                            judge=outs[0].evidence(requests[0]) if outs else None, details=details)
-        if failed:
-            return self.fail(sample, video, "judge reply unusable for question(s) " + "; ".join(failed),
-                             status=ScoreStatus.unscored, evidence=evidence)
+        return Evidence(frame_policy=pol, frame_indices=indices,
+                        judge=outcomes[0].evidence(prepared.requests[0]) if outcomes else None, details=details)
+
+    def unusable(self, prepared: Prepared, outcomes: list[Any]) -> str | None:
+        failed = [f"{item.id}: {out.reason}" for item, out in zip(prepared.state[0], outcomes, strict=True)
+                  if not out.ok and not self._counted_wrong(out)]
+        return "judge reply unusable for question(s) " + "; ".join(failed) if failed else None
+
+    def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
+                  evidence: Evidence) -> list[Score]:
+        scored = [r["correct"] for r in evidence.details["questions"] if "correct" in r]
         acc = sum(scored) / len(scored)
         return [self.ok(sample, video, "domain", acc, acc, passed=all(scored), evidence=evidence)]
 

@@ -16,13 +16,12 @@ answer (``missing_answer=wrong``, default; such replies are counted beside every
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, ClassVar, Literal
 
 import pandas as pd
 from pydantic import Field
 
-from vreason.core.errors import ConfigError, VideoError
+from vreason.core.errors import ConfigError
 from vreason.core.options import (
     BootSeedField,
     LevelField,
@@ -31,11 +30,12 @@ from vreason.core.options import (
     SeedOptions,
 )
 from vreason.core.protocol import AggregateResult, LoadResult, Protocol
-from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
+from vreason.core.records import Evidence, Sample, Score, Video
 from vreason.core.registry import benchmarks
 from vreason.core.scoring import ScoreContext, Scorer
 from vreason.frames.policy import FramePolicyField
-from vreason.protocols.judge_inputs import interleave, judge_for
+from vreason.judge.scorer import JudgedScorer, Prepared, Unjudgeable
+from vreason.protocols.judge_inputs import interleave
 
 
 def normalise_letter(text: str) -> str:
@@ -73,12 +73,11 @@ def choices_text(index2ans: dict[str, Any]) -> str:
     return "\n".join(f"{k}: {v}" for k, v in index2ans.items() if v is not None)
 
 
-class PaiUMcqScorer(Scorer):
+class PaiUMcqScorer(JudgedScorer):
     """PAI-Bench-U: one multiple-choice question per video, answered by the model under test (the judge)."""
 
     name: ClassVar[str] = "pai_u_mcq"
     version: ClassVar[str] = "1"
-    kind: ClassVar[str] = "io"
     metrics: ClassVar[tuple[str, ...]] = ("correct",)
 
     def __init__(self, *, frame_policy: str = "pai.u", judge_input: str = "frames", missing_answer: str = "wrong",
@@ -112,41 +111,39 @@ class PaiUMcqScorer(Scorer):
         return JudgeRequest(parts=interleave(user, {"VIDEO": parts}), system=system or None, decoding=dec,
                             template=tpl.name, template_version=tpl.version, sample_id=sample.id)
 
-    async def ascore(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        client = judge_for(ctx, self.judge_role)
-        if client is None:
-            return self.fail(sample, video, "no judge client configured (the model under test is --judge)")
+    def no_judge_reason(self) -> str:
+        return "no judge client configured (the model under test is --judge)"
+
+    def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:
         if not video.path:
-            return self.fail(sample, video, "no video path")
-        try:
-            parts, indices, pol = await asyncio.to_thread(self._parts, video)
-            req = self._request(sample, parts, video.seed)
-        except VideoError as exc:
-            return self.fail(sample, video, str(exc))
-        except ConfigError as exc:
-            return self.fail(sample, video, f"template: {exc}")
-        released = self.missing_answer == "wrong"
-        out = await client.ask(req, released_answer if released else answer_text)
-        expected = str(sample.metadata.get("answer", ""))
-        details: dict[str, Any] = {"expected": expected, "missing_answer": self.missing_answer,
-                                   "judge_input": self.judge_input}
+            raise Unjudgeable("no video path")
+        parts, indices, pol = self._parts(video)
+        req = self._request(sample, parts, video.seed)
+        return Prepared([req], released_answer if self.missing_answer == "wrong" else answer_text,
+                        state=(indices, pol))
 
-        def evidence() -> Evidence:  # built after details are complete (the model copies the dict)
-            return Evidence(frame_policy=pol, frame_indices=indices, judge=out.evidence(req), details=details)
+    def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
+                       outcomes: list[Any]) -> Evidence:
+        indices, pol = prepared.state
+        details: dict[str, Any] = {"expected": str(sample.metadata.get("answer", "")),
+                                   "missing_answer": self.missing_answer, "judge_input": self.judge_input}
+        return Evidence(frame_policy=pol, frame_indices=indices, judge=outcomes[0].evidence(prepared.requests[0]),
+                        details=details)
 
-        if out.ok and released:
+    def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
+                  evidence: Evidence) -> list[Score]:
+        out, details = outcomes[0], evidence.details
+        expected = details["expected"]
+        if self.missing_answer == "wrong":
             details["answer"], tagged = out.value
             ok = is_correct(details["answer"], expected)
             if not tagged:
                 details["no_answer_tag"] = True
                 details["counted_wrong"] = "no <answer> tag: the reply + ' N/A' compared, as released (wrong)"
-        elif out.ok:
+        else:
             details["answer"] = out.value
             ok = is_correct(out.value, expected)
-        else:
-            return self.fail(sample, video, f"judge reply unusable: {out.reason}", status=ScoreStatus.unscored,
-                             evidence=evidence())
-        return [self.ok(sample, video, "correct", float(ok), float(ok), passed=ok, evidence=evidence())]
+        return [self.ok(sample, video, "correct", float(ok), float(ok), passed=ok, evidence=evidence)]
 
 
 class PaiUOptions(SeedOptions):
