@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-dev
 DEMO_STAMP := $(VENV)/.installed-demo
 TEST_STAMP := $(VENV)/.installed-test
 
-.PHONY: setup demo test bench lint clean
+.PHONY: setup demo test test-all bench lint clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,16 +18,18 @@ $(STAMP): $(BIN)/python pyproject.toml
 
 # tests also exercise the local-checkpoint judge on a tiny random model: torch is pinned (CPU wheel)
 # browser tests drive Debian's chromium through playwright (never `playwright install`); the viewer needs [web]
-$(TEST_STAMP): $(STAMP)
-	$(BIN)/pip install -q -e ".[dev,deep,gen,web,ray,ocr]"
+# One pip resolution for everything (it includes [dev], so it makes the dev stamp too); --prefer-binary never
+# builds an sdist when a wheel of an allowed version exists.
+$(TEST_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q --prefer-binary -e ".[dev,deep,gen,web,ray,ocr]"
 	@if [ ! -x /usr/bin/chromium ]; then apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; fi
 	tests/fetch_opencv_doc.sh
-	touch $(TEST_STAMP)
+	touch $(STAMP) $(TEST_STAMP)
 
 # the built-in suite reads written digits and answers with OCR (rapidocr: its models ship inside the wheel)
-$(DEMO_STAMP): $(STAMP)
-	$(BIN)/pip install -q -e ".[dev,ocr]"
-	touch $(DEMO_STAMP)
+$(DEMO_STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/pip install -q --prefer-binary -e ".[dev,ocr]"
+	touch $(STAMP) $(DEMO_STAMP)
 
 setup: $(STAMP)
 
@@ -40,10 +42,23 @@ demo: $(DEMO_STAMP)
 	echo "Report written to runs/demo/report/ (open runs/demo/report/index.html in a browser, or report.md)"; \
 	exit $$rc
 
+# `make test`: all but the tests marked slow (each has a default test of the same kind), the adversarial matrix
+# sampled; `make test-all` and `make bench` run the slow tests and the full matrix too.
+# Bytecode is written (__pycache__, git-ignored) even if PYTHONDONTWRITEBYTECODE is set in the shell: else every
+# xdist worker and CLI subprocess recompiles the package and re-rewrites the test modules' asserts (≈ 8 s CPU per
+# worker). worksteal: each worker starts on one contiguous half of the tests (a module's fixtures are built once,
+# not once per worker) and steals from the other half when it runs out.
+PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -p no:cacheprovider -n auto --dist worksteal --durations=15
+
 test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --config .importlinter
-	$(BIN)/python -m pytest -q -p no:cacheprovider --timeout=600 -n auto --durations=15
+	$(PYTEST) --timeout=600 -m "not slow"
+
+test-all: $(TEST_STAMP)
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports --config .importlinter
+	$(PYTEST) --timeout=900 --adv-full
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py

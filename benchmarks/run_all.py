@@ -7,7 +7,8 @@ bench_judge, bench_memory (peak RSS of verifying a 4000×4000 video, target < 50
 bench_soak (10,000 units killed -9 at random points and resumed: units lost / duplicated / re-created
 all 0, peak RSS flat), bench_synth_validity, bench_video; then ``adversarial_full``: the full adversarial matrix
 (tests/test_synth_adversarial.py --adv-full, every variant at every difficulty, a fresh printed seed), which the
-default ``make test`` only samples.
+default ``make test`` only samples; then ``slow_tests``: the tests marked ``slow`` (``pytest -m slow``), which
+``make test`` deselects.
 """
 
 from __future__ import annotations
@@ -43,5 +44,13 @@ if not only or "adversarial_full" in only:
     print(f"== adversarial_full: exit {code} in {time.perf_counter() - t0:.1f} s\n", flush=True)
     if code:
         failed.append("adversarial_full")
+if not only or "slow_tests" in only:
+    print("== slow_tests", flush=True)
+    t0 = time.perf_counter()
+    code = subprocess.call([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "slow", "-n", "auto",
+                            "--timeout=900", "--durations=15", os.path.join(os.path.dirname(here), "tests")])
+    print(f"== slow_tests: exit {code} in {time.perf_counter() - t0:.1f} s\n", flush=True)
+    if code:
+        failed.append("slow_tests")
 print("benchmarks failed: " + ", ".join(failed) if failed else "all benchmarks passed")
 sys.exit(1 if failed else 0)

@@ -134,8 +134,8 @@ def _cli(run_dir, spec, env, *extra):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("mechanism", ["lookup", "idempotency_key"])
+# the lookup path in `make test`; the idempotency-key path in `make test-all` / `make bench` (slow)
+@pytest.mark.parametrize("mechanism", ["lookup", pytest.param("idempotency_key", marks=pytest.mark.slow)])
 def test_kill_9_while_creates_hang_then_resume_resolves_before_creating(tmp_path, mechanism):
     idem = mechanism == "idempotency_key"
     # look-up: one sample, 6 seeds (interchangeable jobs); key: 3 samples × 2 seeds

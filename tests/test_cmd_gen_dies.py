@@ -55,7 +55,6 @@ def _cli(runs, script, env):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
-@pytest.mark.slow
 def test_kill_9_takes_the_cmd_generator_with_it_and_the_resume_writes_one_good_video(tmp_path):
     script = tmp_path / "slow_writer.py"
     script.write_text(f"#!{sys.executable}\n{SLOW_WRITER}")

@@ -96,7 +96,8 @@ def reference(tmp_path_factory) -> tuple[list, list]:
     return _results(os.path.join(root, "t"))
 
 
-@pytest.mark.parametrize("size", ["300k", "800k"])  # fills up while generating / while scoring
+# fills up while generating (`make test`) / while scoring (slow: `make test-all`, `make bench`)
+@pytest.mark.parametrize("size", ["300k", pytest.param("800k", marks=pytest.mark.slow)])
 def test_a_run_on_a_full_filesystem_stops_with_one_line_and_resumes_identically(tmp_path, size, reference):
     if os.geteuid() != 0:
         pytest.skip("mounting a small tmpfs needs root")

@@ -11,13 +11,10 @@ import asyncio
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-transformers = pytest.importorskip("transformers")
-
-from vreason.judge import parsers  # noqa: E402
-from vreason.judge.base import Decoding, ImagePart, JudgeRequest, TextPart  # noqa: E402
-from vreason.judge.retry import TokenCaps  # noqa: E402
-from vreason.judge.spec import make_judge  # noqa: E402
+from vreason.judge import parsers
+from vreason.judge.base import Decoding, ImagePart, JudgeRequest, TextPart
+from vreason.judge.retry import TokenCaps
+from vreason.judge.spec import make_judge
 
 NO_GROWTH = TokenCaps(ceiling=5)  # the request's own cap is the ceiling: a cut-off reply is not re-asked
 
@@ -34,7 +31,10 @@ SPECIAL = [
 
 @pytest.fixture(scope="module")
 def checkpoint(tmp_path_factory):
-    """A character-level tokenizer, a Qwen2-VL image processor and a 300k-parameter model, saved."""
+    """A character-level tokenizer, a Qwen2-VL image processor and a 300k-parameter model, saved. torch and
+    transformers are imported here, not at collection (every pytest-xdist worker collects every module)."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("transformers")
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers
     from transformers import (
         PreTrainedTokenizerFast,

@@ -7,17 +7,19 @@ import math
 
 import numpy as np
 import pytest
-import torch
 
 from vreason.core.errors import ConfigError
 from vreason.measure.base import ModelMissing, ModelSpecError
 from vreason.measure.lpips import NETS, build_network, check_backbone, features_stack, make_lpips, torchvision_shapes
 
+# torch is imported inside the tests (not at collection: each pytest-xdist worker collects every module)
 # parameter counts torchvision documents for alexnet() and vgg16()
 TORCHVISION_PARAMS = {"alex": 61_100_840, "vgg": 138_357_544}
 
 
 def _weights(tmp_path, seed: int = 0, net: str = "alex") -> tuple[str, str]:
+    import torch
+
     torch.manual_seed(seed)
     feats = features_stack(net)
     torch.save({f"features.{k}": v for k, v in feats.state_dict().items()}, tmp_path / "backbone.pth")
@@ -38,6 +40,8 @@ def _noisy(img: np.ndarray, sigma: float, seed: int) -> np.ndarray:
 
 @pytest.mark.parametrize("net", ["alex", "vgg"])
 def test_module_tree_matches_torchvision(net):
+    import torch
+
     shapes = torchvision_shapes(net)
     assert sum(math.prod(s) for s in shapes.values()) == TORCHVISION_PARAMS[net]
     with torch.device("meta"):
@@ -52,6 +56,8 @@ def test_module_tree_matches_torchvision(net):
 
 
 def test_strict_loading(tmp_path):
+    import torch
+
     backbone, heads = _weights(tmp_path)
     state = torch.load(backbone, weights_only=True)
     broken = dict(state)

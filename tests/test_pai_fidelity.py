@@ -4,19 +4,26 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+
+@pytest.fixture
+def torch():
+    """torch, imported when a test runs, not at collection (every pytest-xdist worker collects every module)."""
+    return pytest.importorskip("torch")
 
 
-class _Mean(torch.nn.Module):
-    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        return (a + b) / 2.0
+def _mean(torch):
+    class _Mean(torch.nn.Module):
+        def forward(self, a, b):  # TorchScript: unannotated arguments are Tensors
+            return (a + b) / 2.0
+
+    return _Mean()
 
 
-def test_motion_smoothness_interpolator_truncates_like_released(tmp_path):
+def test_motion_smoothness_interpolator_truncates_like_released(tmp_path, torch):
     from vreason.protocols.pai.g.measure import torchscript_interpolator
 
     path = tmp_path / "interp.pt"
-    torch.jit.script(_Mean()).save(str(path))
+    torch.jit.script(_mean(torch)).save(str(path))
     rng = np.random.default_rng(0)
     a = rng.integers(0, 256, (8, 9, 3), dtype=np.uint8)
     b = rng.integers(0, 256, (8, 9, 3), dtype=np.uint8)
@@ -31,7 +38,7 @@ def test_motion_smoothness_interpolator_truncates_like_released(tmp_path):
     assert not np.array_equal(got, np.rint(np.clip((ta + tb) / 2.0, 0, 1) * 255.0).astype(np.uint8))
 
 
-def test_imaging_quality_resize_is_float_bilinear_without_antialias(tmp_path):
+def test_imaging_quality_resize_is_float_bilinear_without_antialias(tmp_path, torch):
     from vreason.protocols.pai.g.measure import _longer_512_tensor
 
     rng = np.random.default_rng(1)

@@ -14,7 +14,6 @@ import threading
 import time
 
 import pytest
-import ray  # the `ray` extra; `make test` installs it
 
 from vreason.runner import ray_executor
 from vreason.runner.executor import Job
@@ -29,7 +28,10 @@ MODELS = ["oracle", "static", "shortcut"]
 @pytest.fixture(scope="module")
 def ray_instance(tmp_path_factory):
     """A local Ray (2 CPUs, no dashboard, token auth off) whose session lives in a short pytest folder
-    (Unix socket paths are limited to 107 bytes); workers can import this test module."""
+    (Unix socket paths are limited to 107 bytes); workers can import this test module. ``ray`` (the `ray` extra,
+    installed by `make test`) is imported here, not at collection: every pytest-xdist worker collects every module."""
+    import ray
+
     old = os.environ.get("RAY_AUTH_MODE")
     os.environ["RAY_AUTH_MODE"] = "disabled"
     temp = str(tmp_path_factory.mktemp("ray"))
@@ -198,6 +200,9 @@ def test_killed_worker_loses_and_duplicates_nothing(ray_instance, tmp_path):
     assert _unit_counts(str(tmp_path / "k")) == (n, n, 0)
 
 
+# slow (starts two Ray instances of its own); `make test` keeps test_killed_worker_loses_and_duplicates_nothing and
+# test_runner.py::test_kill_9_then_resume_equals_uninterrupted (driver killed -9, resumed, nothing lost or doubled)
+@pytest.mark.slow
 def test_killed_driver_resumes_without_loss_or_leftover_processes(ray_instance, tmp_path_factory):
     runs = str(tmp_path_factory.mktemp("d"))
     run_dir = os.path.join(runs, "k")

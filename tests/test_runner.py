@@ -8,8 +8,6 @@ import subprocess
 import sys
 import time
 
-import pytest
-
 from conftest import PLUGIN
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
@@ -102,7 +100,6 @@ def _wait(proc, timeout=120):
     return proc.returncode, out.decode(), err.decode()
 
 
-@pytest.mark.slow
 def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
     n, delay = 24, 0.15
     ref = tmp_path / "ref"
@@ -132,7 +129,6 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
     assert [i.get("status") for i in man["invocations"]] == [None, "finished with errors"]
 
 
-@pytest.mark.slow
 def test_ctrl_c_is_clean_and_resumable(tmp_path):
     run_dir = tmp_path / "int"
     proc = _spawn(run_dir, 30, 0.2)  # 60 cpu units × 0.2 s on 2 workers: ≥ 6 s of work

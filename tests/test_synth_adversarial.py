@@ -8,6 +8,7 @@ import random
 import pytest
 
 from vreason.synth.adversary import load_variants, run_variant
+from vreason.synth.base import DIFFICULTIES
 from vreason.synth.suite import FAMILY_MODULES
 
 SEED = int(os.environ.get("VREASON_ADV_SEED", "20261122"))
@@ -16,14 +17,16 @@ VARIANTS = load_variants()
 
 
 def _cases() -> list:
-    """Full matrix under ``--adv-full`` (``make test-full``, ``make bench``); otherwise every variant of every
+    """Full matrix under ``--adv-full`` (``make test-all``, ``make bench``); otherwise every variant of every
     family once, at a difficulty drawn from its own difficulties by the run's seed (printed in the header)."""
     rng = random.Random(SEED)
     out = []
     for fam in sorted(VARIANTS):
         for v in VARIANTS[fam]:
             out += [(v, d) for d in v.difficulties] if FULL else [(v, rng.choice(v.difficulties))]
-    return out
+    # drawn in registry order (the same cases for a seed), run grouped by (family, difficulty): consecutive cases
+    # share one task instance, which the scorer re-creates through a small cache
+    return sorted(out, key=lambda c: (c[0].family, DIFFICULTIES.index(c[1])))
 
 
 CASES = _cases()
