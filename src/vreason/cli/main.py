@@ -102,19 +102,10 @@ def _root(
 
 
 def load_plugin(spec: str) -> None:
-    """Import a plugin (a ``.py`` file or a module name); it registers entries on import."""
-    import importlib
+    """Import a plugin (see :func:`vreason.core.registry.load_plugin`)."""
+    from vreason.core.registry import load_plugin as load
 
-    if spec.endswith(".py"):
-        if not os.path.isfile(spec):
-            raise ConfigError(f"plugin {spec}: file does not exist")
-        # import by module name from its folder, so worker processes can import it too
-        folder = os.path.dirname(os.path.abspath(spec))
-        if folder not in sys.path:
-            sys.path.insert(0, folder)
-        importlib.import_module(os.path.splitext(os.path.basename(spec))[0])
-    else:
-        importlib.import_module(spec)
+    load(spec)
 
 
 @app.command("list")

@@ -97,6 +97,40 @@ template_packages: Registry[Any] = Registry("judge-template package")
 """Packages holding judge templates in a ``templates/`` folder: name → the package's dotted name."""
 
 
+_PLUGINS: list[str] = []
+
+
+def load_plugin(spec: str) -> None:
+    """Import a plugin (a ``.py`` file or a module name); it registers entries on import, or, for a benchmark
+    package, declares them in its ``DECLARES`` (see docs/new_protocol.md). Remembered (:func:`plugins`) so
+    that worker processes load the same plugins."""
+    import os
+    import sys
+
+    from vreason.core.errors import ConfigError
+
+    if spec.endswith(".py"):
+        if not os.path.isfile(spec):
+            raise ConfigError(f"plugin {spec}: file does not exist")
+        # import by module name from its folder, so worker processes can import it too
+        folder = os.path.dirname(os.path.abspath(spec))
+        if folder not in sys.path:
+            sys.path.insert(0, folder)
+        mod = importlib.import_module(os.path.splitext(os.path.basename(spec))[0])
+    else:
+        mod = importlib.import_module(spec)
+    if hasattr(mod, "DECLARES"):
+        load_builtins()
+        declare_package(mod.__name__)
+    if spec not in _PLUGINS:
+        _PLUGINS.append(spec)
+
+
+def plugins() -> list[str]:
+    """The plugins this process loaded (for worker processes to load them too)."""
+    return list(_PLUGINS)
+
+
 BUILTIN_CATALOG = "vreason.catalog"
 """The module declaring every built-in entry. Other packages add theirs through the ``vreason.catalogs``
 entry-point group (a module whose import declares or registers entries)."""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vreason.core import deathguard
+from vreason.core.registry import plugins
 
 # every forkserver pool of this process (the runner's and any other) gets workers that exit when
 # this process dies, kill -9 included (see vreason.core.deathguard)
@@ -31,10 +32,16 @@ class Job:
     coro_factory: Callable[[], Awaitable[Any]] | None = None  # io
 
 
-def _worker_init() -> None:
+def _worker_init(plugin_specs: tuple[str, ...] = ()) -> None:
     """Workers ignore Ctrl-C: the main process decides, cancels and shuts the pool down.
-    They exit by themselves when the main process dies (:func:`deathguard.die_with_parent`)."""
+    They exit by themselves when the main process dies (:func:`deathguard.die_with_parent`), and load the
+    main process's plugins (their registry entries: a plugin's frame presets, layouts, templates)."""
     import signal
+
+    from vreason.core.registry import load_plugin
+
+    for spec in plugin_specs:
+        load_plugin(spec)
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     # one worker per core already fills the machine: codec threads inside a worker only contend
@@ -59,7 +66,8 @@ class LocalExecutor:
         if self._pool is None:
             ctx = mp.get_context("forkserver") if "forkserver" in mp.get_all_start_methods() else None
             deathguard.install()
-            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_worker_init)
+            self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=ctx, initializer=_worker_init,
+                                             initargs=(tuple(plugins()),))
         return self._pool
 
     def shutdown(self, cancel: bool = False) -> None:
