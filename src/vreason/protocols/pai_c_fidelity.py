@@ -11,8 +11,9 @@ pool runs, OpenCV's own thread pool is set to one thread (restored afterwards): 
 on its own core instead of two pools contending for the same cores (measured: ≈ 10 % less CPU for the same
 bilateral filters, and shorter wall time, on 2 cores). OpenCV's result does not depend on its thread count.
 
-There is no GPU path: ``device=cuda`` leaves these metrics on the CPU (the scorer's evidence says
-``fidelity_device: cpu``).
+With ``device=cuda`` (and a GPU visible to torch) the bilateral filter and SSIM run in torch on the GPU
+(:mod:`vreason.protocols.pai_c_torch`, within 1e-4 of this path, checked on CPU tensors); otherwise, and by
+default, on the CPU with the released kernels. The scorer's evidence says which (``fidelity_device``).
 """
 
 from __future__ import annotations
@@ -209,21 +210,39 @@ GT_CACHE = GtCache()
 
 
 def fidelity(pairs: Iterable[tuple[np.ndarray, np.ndarray]], preset: str = "medium", gray: bool = False,
-             threads: int | None = 0, *, gt_key: tuple | None = None,
-             cache: GtCache | None = None) -> tuple[M.BlurAcc, M.CannyCounts]:
+             threads: int | None = 0, *, gt_key: tuple | None = None, cache: GtCache | None = None,
+             device: str = "cpu") -> tuple[M.BlurAcc, M.CannyCounts]:
     """Blur and Canny accumulators over every frame pair (``threads``: 1 = serial, 0 = automatic). With
     ``gt_key`` and ``cache``, the ground truth's per-frame bilateral and edges are taken from / put into the
-    cache (the numbers are the same either way)."""
+    cache (the numbers are the same either way). ``device`` other than ``cpu`` (a torch device, e.g. ``cuda``)
+    runs the bilateral filter and SSIM in torch (:mod:`vreason.protocols.pai_c_torch`; within 1e-4 of the CPU
+    path, not bit-identical), one frame at a time; ``torch-cpu`` runs that torch path on the CPU (slow: for
+    checking it against the OpenCV path where no GPU exists)."""
     blur, edges = M.BlurAcc(), M.CannyCounts()
+    use_cache = cache is not None and gt_key is not None
 
     def one(t: int, g: np.ndarray, p: np.ndarray) -> FrameFidelity:
-        side = cache.get(gt_key, t) if cache is not None and gt_key is not None else None
-        if side is None and cache is not None and gt_key is not None:
+        side = cache.get(gt_key, t) if use_cache else None
+        if side is None and use_cache:
             side = (M.bilateral(g), M.canny(g, preset, gray=gray))
             cache.put(gt_key, t, *side)
         return frame_fidelity(g, p, preset, gray, side)
 
+    def one_torch(t: int, g: np.ndarray, p: np.ndarray) -> FrameFidelity:
+        from vreason.protocols import pai_c_torch
+
+        side = cache.get(gt_key, t) if use_cache else None
+        f, gb, ge = pai_c_torch.frame_fidelity(g, p, preset, gray, side,
+                                               device="cpu" if device == "torch-cpu" else device)
+        if side is None and use_cache:
+            cache.put(gt_key, t, gb, ge)
+        return f
+
     items = ((t, g, p) for t, (g, p) in enumerate(pairs))
+    if device != "cpu":
+        for f in ordered_map(one_torch, items, 1):
+            add_frame(blur, edges, f)
+        return blur, edges
     n = resolve_threads(threads)
     if n <= 1:
         for f in ordered_map(one, items, n):
@@ -235,5 +254,20 @@ def fidelity(pairs: Iterable[tuple[np.ndarray, np.ndarray]], preset: str = "medi
     return blur, edges
 
 
+def fidelity_device(device: str | None) -> str:
+    """Where blur SSIM runs for the protocol's ``device`` option: ``cuda…`` when asked for and available (``auto``:
+    when available), else ``cpu`` (the released kernels, bit-identical)."""
+    dev = (device or "cpu").lower()
+    if dev == "cpu":
+        return "cpu"
+    try:
+        import torch
+    except ImportError:
+        return "cpu"
+    if dev == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    return dev if dev.startswith("cuda") and torch.cuda.is_available() else "cpu"
+
+
 __all__ = ["GT_CACHE", "OPENCV_SERIAL", "FrameFidelity", "GtCache", "add_frame", "available_cores", "fidelity",
-           "frame_fidelity", "ordered_map", "resolve_threads"]
+           "fidelity_device", "frame_fidelity", "ordered_map", "resolve_threads"]

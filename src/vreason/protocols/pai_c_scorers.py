@@ -102,17 +102,19 @@ class PaiCFidelityScorer(_PaiC):
                                           "canny_recall")
 
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.protocols.pai_c_fidelity import GT_CACHE, GtCache, fidelity, resolve_threads
+        from vreason.protocols.pai_c_fidelity import GT_CACHE, GtCache, fidelity, fidelity_device, resolve_threads
 
         info = M.PairInfo()
         preset, gray = self.o.get("canny_preset", "medium"), bool(self.o.get("canny_gray", False))
         threads = resolve_threads(self.o.get("frame_threads", 0))
         GT_CACHE.limit = int(float(self.o.get("gt_cache_mb", 512)) * 2 ** 20)
         key = GtCache.key(gt_video(sample), preset, gray) if GT_CACHE.limit > 0 else None
-        blur, edges = fidelity(self._pairs(sample, video, info), preset, gray, threads, gt_key=key, cache=GT_CACHE)
+        dev = fidelity_device(self.o.get("device"))
+        blur, edges = fidelity(self._pairs(sample, video, info), preset, gray, threads, gt_key=key, cache=GT_CACHE,
+                               device=dev)
         details = {**self._info(info), "bilateral": M.BILATERAL, "canny_preset": preset,
                    "canny_thresholds": list(M.CANNY_PRESETS[preset]), "canny_gray": gray,
-                   "tp": edges.tp, "fp": edges.fp, "fn": edges.fn, "fidelity_device": "cpu"}
+                   "tp": edges.tp, "fp": edges.fp, "fn": edges.fn, "fidelity_device": dev}
         ev = Evidence(details=details)
         out: list[Score] = []
         b = blur.result()
