@@ -28,12 +28,11 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING, Any
 
-import httpx
-
 from vreason.generate.api_jobs import ApiError, JobRefused, JobRequest, _body
 
 if TYPE_CHECKING:
     from vreason.generate.api_jobs import JobEngine
+    from vreason.generate.http_client import Client
 
 
 class CreateUnresolved(Exception):
@@ -45,7 +44,7 @@ def _backoff(engine: JobEngine, i: int, exc: ApiError) -> float:
     return engine.settings.retry.policy().delay(i, exc)
 
 
-async def _lookup(engine: JobEngine, client: httpx.AsyncClient, key: str, gen: int, ref: str,
+async def _lookup(engine: JobEngine, client: Client, key: str, gen: int, ref: str,
                   req: JobRequest, since: float) -> str | None:
     """The job this create made, if the provider lists it and no other row holds it (claimed atomically)."""
     call = engine.adapter.lookup_call(req, since)
@@ -77,7 +76,7 @@ async def _lookup(engine: JobEngine, client: httpx.AsyncClient, key: str, gen: i
     return None
 
 
-async def _resolve(engine: JobEngine, client: httpx.AsyncClient, key: str, gen: int, ref: str, req: JobRequest,
+async def _resolve(engine: JobEngine, client: Client, key: str, gen: int, ref: str, req: JobRequest,
                    since: float, why: str) -> str | None:
     """After an ambiguous create (or a run that died mid-create): the job, or ``None`` when it is safe to
     send the create (again). Raises :class:`CreateUnresolved` when it is not."""
@@ -99,7 +98,7 @@ async def _resolve(engine: JobEngine, client: httpx.AsyncClient, key: str, gen: 
         f"the model option recreate_after_ambiguous: true accepts a possible second job)")
 
 
-async def create_job(engine: JobEngine, client: httpx.AsyncClient, key: str, req: JobRequest,
+async def create_job(engine: JobEngine, client: Client, key: str, req: JobRequest,
                      meta: dict[str, Any], row: dict[str, Any] | None) -> str:
     """Create ``key``'s job (or find the one an earlier attempt made); its id, committed to the ledger."""
     led, a = engine.ledger, engine.adapter

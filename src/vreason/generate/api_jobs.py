@@ -6,7 +6,7 @@ A provider is a :class:`JobAdapter` (how to build each HTTP call and read each r
 * **errors by class** — the classification and the retry shared with the judge
   (:mod:`vreason.http_retry`): HTTP 429 (``rate_limit``, waits ``Retry-After`` when sent), 408/409/5xx
   (``server``), timeouts and dropped connections are retried with exponential, jittered backoff
-  (tenacity); any other 4xx is ``fatal`` and not retried. A *create* is different (it may cost money):
+  (the shared policy's waits); any other 4xx is ``fatal`` and not retried. A *create* is different (it may cost money):
   :mod:`vreason.generate.api_create` resends it only when it certainly did not happen, and resolves an
   ambiguous failure (5xx, read timeout, connection dropped after sending) by the provider's idempotency
   key or a look-up of recent jobs, never by a blind second create;
@@ -25,15 +25,14 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
-import ssl
 import time
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, BinaryIO, Literal
 
 import httpx
 
+from vreason.generate.http_client import Client, make_client
 from vreason.generate.job_ledger import JobLedger
 from vreason.http_retry import RETRYABLE, Failure, RetryPolicy, classify_exception, classify_status
 from vreason.http_retry import Kind as ErrorKind
@@ -177,6 +176,11 @@ class EngineSettings:
     """After an ambiguous create, look again this long later before concluding nothing was made."""
     recreate_after_ambiguous: bool = False
     """Without idempotency key or look-up, create again after an ambiguous failure (may pay twice)."""
+    http_client: str = "auto"
+    """``lean`` (h11 over asyncio, keep-alive), ``httpx``, or ``auto``: lean unless a proxy is configured
+    (:mod:`vreason.generate.http_client`)."""
+    keepalive: int = 32
+    """Idle keep-alive connections kept per origin (one client per engine and event loop)."""
 
 
 @dataclass
@@ -189,7 +193,7 @@ class JobOutcome:
     seconds: float = 0.0
 
 
-def _body(resp: httpx.Response) -> Any:
+def _body(resp: Any) -> Any:
     try:
         return resp.json()
     except ValueError:
@@ -201,8 +205,7 @@ class JobEngine:
                  *, secrets: list[str] | None = None):
         self.adapter, self.ledger, self.settings = adapter, ledger, settings
         self.secrets = [s for s in (secrets or []) if s]
-        self._idle: dict[int, list[httpx.AsyncClient]] = {}
-        self._ssl: ssl.SSLContext | None = None
+        self._clients: dict[int, Client] = {}
         self._sems: dict[int, asyncio.Semaphore] = {}
 
     # ------------------------------------------------------------------ plumbing
@@ -211,24 +214,14 @@ class JobEngine:
             text = text.replace(s, "***")
         return redact_text(text)
 
-    def _acquire(self) -> httpx.AsyncClient:
-        """A client (one keep-alive connection) for one job at a time: httpx's shared pool serialises
-        concurrent requests over its connections (measured 3× slower at 16 jobs), a client per job does not.
-        Clients are loop-bound: idle ones are kept per event loop and reused by the next job."""
-        idle = self._idle.setdefault(id(asyncio.get_running_loop()), [])
-        if idle:
-            return idle.pop()
-        if self._ssl is None:  # loading the CA bundle costs ~30 ms: once per engine, not per client
-            self._ssl = httpx.create_ssl_context()
-        limits = httpx.Limits(max_connections=4, max_keepalive_connections=1)
-        # no Nagle delay: a multipart create leaves in several writes, each would wait for the last one's ACK
-        transport = httpx.AsyncHTTPTransport(verify=self._ssl, limits=limits,
-                                             socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)])
-        return httpx.AsyncClient(timeout=httpx.Timeout(120.0, connect=30.0), follow_redirects=True,
-                                 transport=transport)
-
-    def _release(self, client: httpx.AsyncClient) -> None:
-        self._idle.setdefault(id(asyncio.get_running_loop()), []).append(client)
+    def _client(self) -> Client:
+        """The engine's client on the running loop: one for every job, its keep-alive connections shared
+        (clients and their connections are bound to the loop that made them)."""
+        loop = id(asyncio.get_running_loop())
+        client = self._clients.get(loop)
+        if client is None:
+            client = self._clients[loop] = make_client(self.settings.http_client, keepalive=self.settings.keepalive)
+        return client
 
     def _sem(self) -> asyncio.Semaphore | None:
         if not self.settings.max_in_flight:
@@ -237,25 +230,35 @@ class JobEngine:
         return self._sems.setdefault(loop, asyncio.Semaphore(self.settings.max_in_flight))
 
     async def aclose(self) -> None:
-        loop = id(asyncio.get_running_loop())
-        for c in self._idle.pop(loop, []):
-            await c.aclose()
+        client = self._clients.pop(id(asyncio.get_running_loop()), None)
+        if client is not None:
+            await client.aclose()
 
-    async def send(self, call: HttpCall, client: httpx.AsyncClient, *, create: bool = False) -> httpx.Response:
-        """One call, retried by error class; a create's 4xx refusal raises :class:`JobRefused`."""
-        retrying = self.settings.retry.policy().retrying(lambda e: isinstance(e, ApiError) and e.retryable)
-        async for attempt in retrying:
-            with attempt:
-                return await self._send_once(call, client, create)
-        raise AssertionError("unreachable")  # pragma: no cover - reraise=True always raises or returns
+    async def send(self, call: HttpCall, client: Client, *, create: bool = False, sink: BinaryIO | None = None) -> Any:
+        """One call, retried by error class; a create's 4xx refusal raises :class:`JobRefused`. A 2xx reply's
+        body goes to ``sink`` when given (emptied before each attempt)."""
+        policy = None  # the shared policy (:mod:`vreason.http_retry`), made only when a call fails
+        attempts = max(1, self.settings.retry.attempts)
+        for i in range(attempts):
+            try:
+                return await self._send_once(call, client, create, sink)
+            except ApiError as e:
+                if not e.retryable or i + 1 == attempts:
+                    raise
+                policy = policy or self.settings.retry.policy()
+                await asyncio.sleep(policy.delay(i, e))
+        raise AssertionError("unreachable")  # pragma: no cover - the last attempt returns or raises
 
-    async def _send_once(self, call: HttpCall, client: httpx.AsyncClient, create: bool) -> httpx.Response:
-        where = f"{call.method} {self.scrub(call.url.split('?', 1)[0])}"
+    async def _send_once(self, call: HttpCall, client: Client, create: bool, sink: BinaryIO | None = None) -> Any:
+        if sink is not None:
+            sink.seek(0)
+            sink.truncate()
         try:
             resp = await client.request(call.method, call.url, json=call.json, data=call.data,
                                         files=call.files, headers=call.headers,
-                                        timeout=httpx.Timeout(self.settings.request_timeout_s, connect=30.0))
+                                        timeout=self.settings.request_timeout_s, sink=sink)
         except httpx.TransportError as e:  # classified: connect failures were not sent, the rest may have been
+            where = f"{call.method} {self.scrub(call.url.split('?', 1)[0])}"
             failure = classify_exception(e)
             text = f"timed out ({type(e).__name__})" if failure.kind == "timeout" else \
                 f"{type(e).__name__}: {self.scrub(str(e))}"
@@ -264,6 +267,7 @@ class JobEngine:
         if failure is None:
             return resp
         body = _body(resp)
+        where = f"{call.method} {self.scrub(call.url.split('?', 1)[0])}"
         msg = f"{where}: HTTP {resp.status_code}: {self.scrub(self.adapter.error_message(body))}"
         if failure.kind == "fatal" and create:
             refused = self.adapter.refusal(resp.status_code, body)
@@ -284,13 +288,9 @@ class JobEngine:
             return await self._run(key, req, out_path, meta, t0)
 
     async def _run(self, key: str, req: JobRequest, out_path: str, meta: dict[str, Any], t0: float) -> JobOutcome:
-        client = self._acquire()
-        try:
-            return await self._job(client, key, req, out_path, meta, t0)
-        finally:
-            self._release(client)
+        return await self._job(self._client(), key, req, out_path, meta, t0)
 
-    async def _job(self, client: httpx.AsyncClient, key: str, req: JobRequest, out_path: str,
+    async def _job(self, client: Client, key: str, req: JobRequest, out_path: str,
                    meta: dict[str, Any], t0: float) -> JobOutcome:
         row = self.ledger.get(key)
         if row and row["status"] == "blocked" and not self.settings.retry_blocked:
@@ -318,7 +318,7 @@ class JobEngine:
         out.resumed, out.created, out.seconds = resumed, not resumed, time.monotonic() - t0
         return out
 
-    async def _follow(self, client: httpx.AsyncClient, key: str, job_id: str, out_path: str, t0: float,
+    async def _follow(self, client: Client, key: str, job_id: str, out_path: str, t0: float,
                       resumed: bool) -> JobOutcome:
         s = self.settings
         first = s.poll_s if resumed or s.poll_first_s is None else s.poll_first_s
@@ -351,27 +351,38 @@ class JobEngine:
                 return JobOutcome("failed", reason, job_id)
             await asyncio.sleep(s.poll_s)
 
-    async def _download(self, client: httpx.AsyncClient, key: str, job_id: str, res: PollResult,
+    async def _download(self, client: Client, key: str, job_id: str, res: PollResult,
                         out_path: str) -> JobOutcome:
         if res.download is None:
             reason = f"job {job_id} finished without a video to download"
             self.ledger.finish(key, "failed", reason)
             return JobOutcome("failed", reason, job_id)
-        try:
-            resp = await self.send(res.download, client)
+        os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
+        tmp = f"{out_path}.part"
+        try:  # streamed to the file in large pieces, never held whole in memory
+            with open(tmp, "wb", buffering=0) as f:
+                await self.send(res.download, client, sink=f)
+                size = f.tell()
         except ApiError as e:
+            _remove(tmp)
             reason = self.scrub(f"download of job {job_id} failed: {e}")
             self.ledger.finish(key, "timeout" if e.retryable else "done", reason)  # done: re-download, no re-create
             return JobOutcome("failed", reason, job_id)
-        data = resp.content
-        if not data:
+        except BaseException:
+            _remove(tmp)
+            raise
+        if not size:
+            _remove(tmp)
             reason = f"job {job_id}: the download was empty"
             self.ledger.finish(key, "done", reason)
             return JobOutcome("failed", reason, job_id)
-        os.makedirs(os.path.dirname(os.path.abspath(out_path)), exist_ok=True)
-        tmp = f"{out_path}.part"
-        with open(tmp, "wb") as f:
-            f.write(data)
         os.replace(tmp, out_path)
         self.ledger.finish(key, "done", None, path=out_path)
         return JobOutcome("ok", None, job_id)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
