@@ -126,6 +126,7 @@ def run_variant(name: str, fixture: str, mode: str, extra: list[str], tmp: str) 
     out["scores"] = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
     manifest = json.load(open(os.path.join(run_dir, "manifest.json"), encoding="utf-8"))
     out["manifest"] = {k: v for k, v in manifest.items() if re.search(r"option|depart|released", k)}
+    out["manifest"].update({k: v for k, v in (manifest.get("config") or {}).items() if re.search(r"depart", k)})
     report = os.path.join(run_dir, "report")
     out["report"] = {f: _scrub(open(os.path.join(report, f), encoding="utf-8").read(), [root])
                      for f in sorted(os.listdir(report)) if f.endswith(".md")}
@@ -147,6 +148,14 @@ def dump(path: str, only: list[str] | None) -> None:
         json.dump(result, fh, indent=1, sort_keys=True)
 
 
+def _lines(variant: dict[str, Any]) -> list[str]:
+    """A variant's dump as lines: the JSON of its scores and manifest, then every report file line by line."""
+    out = json.dumps({k: v for k, v in variant.items() if k != "report"}, indent=1, sort_keys=True).splitlines()
+    for f, text in sorted(variant.get("report", {}).items()):
+        out += [f"{f}: {line}" for line in _FINGERPRINT.sub(r"\1<fp>", text).splitlines()]
+    return out
+
+
 def diff(a_path: str, b_path: str) -> int:
     import difflib
 
@@ -156,15 +165,14 @@ def diff(a_path: str, b_path: str) -> int:
         if name not in a or name not in b:
             print(f"{name}: only in {'the first' if name in a else 'the second'} dump")
             continue
-        sa, sb = (_FINGERPRINT.sub(r"\1<fp>", json.dumps(x[name], indent=1, sort_keys=True)).splitlines()
-                  for x in (a, b))
+        sa, sb = (_lines(x[name]) for x in (a, b))
         if sa == sb:
             print(f"{name}: identical ({len(a[name]['scores'])} scores, {len(a[name]['report'])} tables)")
             continue
         bad += 1
         print(f"{name}: DIFFERS")
-        for line in list(difflib.unified_diff(sa, sb, a_path, b_path, lineterm="", n=2))[:60]:
-            print("   ", line)
+        for line in list(difflib.unified_diff(sa, sb, a_path, b_path, lineterm="", n=1))[:60]:
+            print("   ", line[:200])
     return 1 if bad else 0
 
 

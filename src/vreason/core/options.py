@@ -24,6 +24,11 @@ from vreason.core.errors import ConfigError
 INTERNAL = {"internal": True}
 """``json_schema_extra`` of options the runner sets (not shown to users, not recorded as settings)."""
 
+RELEASED = {"released": True}
+"""``json_schema_extra`` of an option that changes what is measured and whose default is the released code's (or,
+without released code, the paper's) setting: a run with another value departs from it, which the manifest records
+and the report header names (:func:`departures`). Use ``Field(..., json_schema_extra=RELEASED)``."""
+
 
 class OptionsError(ConfigError):
     """An option key the protocol does not declare, or a value it does not accept."""
@@ -68,6 +73,32 @@ BootSeedField = Annotated[int, Field(0, description="Seed of the bootstrap.")]
 def is_internal(model: type[BaseModel], key: str) -> bool:
     extra = model.model_fields[key].json_schema_extra
     return isinstance(extra, dict) and bool(extra.get("internal"))
+
+
+def is_released(model: type[BaseModel], key: str) -> bool:
+    """Whether option ``key`` is marked :data:`RELEASED`."""
+    extra = model.model_fields[key].json_schema_extra
+    return isinstance(extra, dict) and bool(extra.get("released"))
+
+
+def released_defaults(model: type[BaseModel]) -> dict[str, Any]:
+    """The options marked :data:`RELEASED` with their released (default) values, in declaration order."""
+    return {k: f.get_default(call_default_factory=True) for k, f in model.model_fields.items()
+            if is_released(model, k)}
+
+
+def departures(opts: BaseModel | None) -> dict[str, Any]:
+    """The options of ``opts`` marked :data:`RELEASED` whose value departs from the released default, with their
+    values, in declaration order (the order of ``vreason list --options``). Empty text given for an option whose
+    default is unset is not a departure."""
+    if opts is None:
+        return {}
+    out: dict[str, Any] = {}
+    for key, default in released_defaults(type(opts)).items():
+        value = getattr(opts, key)
+        if value != default and not (default is None and value == ""):
+            out[key] = value
+    return out
 
 
 def public_keys(model: type[BaseModel]) -> list[str]:

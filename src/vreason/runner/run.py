@@ -16,6 +16,7 @@ from rich.text import Text
 
 from vreason.console import make_console
 from vreason.core.errors import ConfigError, disk_full
+from vreason.core.options import departures
 from vreason.core.records import Sample, Score, Video, VideoStatus
 from vreason.core.registry import benchmarks, load_builtins
 from vreason.core.scoring import ScoreContext
@@ -328,6 +329,9 @@ class Runner:
     def _run(self) -> RunSummary:
         self.store.start({**self.cfg.as_dict(), "plan_fingerprint": fingerprint(self.plan),
                           "resolved_options": self.protocol.resolved_options(),
+                          # the options marked RELEASED whose value is not the released code's (or paper's)
+                          "departures": {k: self.protocol.resolved_options().get(k, v)
+                                         for k, v in departures(self.protocol.opts).items()},
                           "models_resolved": generation.manifest_entries(self.models, self.cfg.protocol)},
                          command=f"run {self.cfg.protocol}")
         executor = self._executor()

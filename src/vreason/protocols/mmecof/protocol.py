@@ -22,11 +22,13 @@ from pydantic import Field, field_validator
 from vreason.core.errors import ConfigError, VideoError
 from vreason.core.human import Question
 from vreason.core.options import (
+    RELEASED,
     BootSeedField,
     LevelField,
     NBootField,
     ProtocolOptions,
     SeedOptions,
+    departures,
 )
 from vreason.core.protocol import AggregateResult, LoadResult, Protocol
 from vreason.core.records import Evidence, Sample, Score, Video, normalize_likert
@@ -241,19 +243,20 @@ class MmeCofOptions(SeedOptions):
                        "(visual: only samples with a visual-hint image).")
     visual_prompt: Literal["require", "text_hint"] = Field(
         "require", description="A visual-hint sample without a visual-hint prompt is a load error (`require`, "
-        "default) or gets the text-hint prompt with the annotated image (`text_hint`, recorded per sample).")
+        "default) or gets the text-hint prompt with the annotated image (`text_hint`, recorded per sample).",
+        json_schema_extra=RELEASED)
     frame_policy: FramePolicyField = Field(
         "mmecof", description="Frames the judge sees: default `mmecof` = every 10th frame, "
-        "as the paper.")
+        "as the paper.", json_schema_extra=RELEASED)
     quality: bool = Field(True, description="Also run the generation-quality judge (CS, TC, VS, Hallu, PG), as "
-                          "the paper.")
+                          "the paper.", json_schema_extra=RELEASED)
     quality_scale: str = Field("0-9", description="Integer scale of the quality judge, `lo-hi` (default 0-9, the "
-                               "paper's '0-9 mean as %').")
+                               "paper's '0-9 mean as %').", json_schema_extra=RELEASED)
     step_template: str | None = Field(None, description="Judge template of the per-step Reasoning Score "
-                                      "(default `mmecof_step`).")
+                                      "(default `mmecof_step`).", json_schema_extra=RELEASED)
     step_template_path: str | None = Field(None, description="A template YAML file for the step judge.")
     quality_template: str | None = Field(None, description="Judge template of generation quality (default "
-                                         "`mmecof_quality`).")
+                                         "`mmecof_quality`).", json_schema_extra=RELEASED)
     quality_template_path: str | None = Field(None, description="A template YAML file for the quality judge.")
     judge_role: str = Field("default", description="Which judge (`--judge` = default) scores the steps.")
     quality_judge_role: str | None = Field(None, description="Which judge rates quality; default: `judge_role`.")
@@ -273,10 +276,6 @@ class MmeCofOptions(SeedOptions):
         if hi <= lo:
             raise ValueError("the top of the scale must be above the bottom")
         return f"{lo}-{hi}"
-
-
-PAPER_DEFAULTS = ("frame_policy", "quality_scale", "visual_prompt", "quality", "step_template", "quality_template")
-"""Options named in the report header when they depart from the paper's protocol (the defaults)."""
 
 
 @benchmarks.register("mmecof")
@@ -370,10 +369,7 @@ class MmeCofProtocol(Protocol):
         from vreason.protocols.mmecof.tables import aggregate_mmecof
 
         o = self.opts
-        defaults = MmeCofOptions.model_fields
-        departing = {k: getattr(o, k) for k in PAPER_DEFAULTS
-                     if getattr(o, k) is not None and getattr(o, k) != defaults[k].default}
-        return aggregate_mmecof(scores, samples, out_dir, default_hint=o.hint, departing=departing,
+        return aggregate_mmecof(scores, samples, out_dir, default_hint=o.hint, departing=departures(o),
                                 other_runs=dict(o.compare_runs), n_boot=o.n_boot, level=o.level, seed=o.boot_seed)
 
 

@@ -16,7 +16,15 @@ from pydantic import Field
 
 from vreason.core.errors import ConfigError
 from vreason.core.human import LIKERT_3, LIKERT_5, YES_NO, Question
-from vreason.core.options import BootSeedField, NBootField, ProtocolOptions, SeedOptions
+from vreason.core.options import (
+    RELEASED,
+    BootSeedField,
+    NBootField,
+    ProtocolOptions,
+    SeedOptions,
+    departures,
+    released_defaults,
+)
 from vreason.core.protocol import AggregateResult, LoadResult, Protocol
 from vreason.core.records import Sample
 from vreason.core.registry import benchmarks
@@ -57,32 +65,35 @@ class RiseOptions(SeedOptions):
     ra_mode: RaMode = Field("paper", description="Board-game (gt) RA: `paper` = last frame + ground-truth image, "
                             "1-5 per focus question, score/5 (default: the released code until commit 3819a04, "
                             "which produced the paper's numbers); `code` = the released HEAD's yes/no questions on "
-                            "the last frame.")
+                            "the last frame.", json_schema_extra=RELEASED)
     ra_count: RaCount = Field("returned", description="RA = Yes answers over the answers `returned` (default, as "
                               "the released code; a count mismatch is flagged in the evidence) or over the "
-                              "questions `asked` (a reply with another count is re-asked, then unscored).")
+                              "questions `asked` (a reply with another count is re-asked, then unscored).",
+                              json_schema_extra=RELEASED)
     ra_yes: RaYes = Field("contains", description="An RA answer is Yes when it `contains` 'yes' (default, as the "
                           "released code) or, `strict`, when its first word is Yes (No likewise; anything else "
-                          "fails the reply).")
+                          "fails the reply).", json_schema_extra=RELEASED)
     maze_mode: Literal["official", "strict"] = Field(
         "official", description="Maze verifier: `official` = the released rule (default; a static video scores "
-        "0.5) or `strict` (tracked from frame 0, the agent must move; see vreason.protocols.rise.maze).")
+        "0.5) or `strict` (tracked from frame 0, the agent must move; see vreason.protocols.rise.maze).",
+        json_schema_extra=RELEASED)
     sym_jpeg: bool = Field(True, description="Symmetry verifier reads the last frame back from a JPEG at quality "
-                           "95 (default, as the released pipeline) or, false, grids the decoded pixels.")
+                           "95 (default, as the released pipeline) or, false, grids the decoded pixels.",
+                           json_schema_extra=RELEASED)
     table_rounding: Literal["released", "none"] = Field(
         "released", description="`released` (default, as cal_score/relax.py): metric means rounded to 2 decimals "
-        "before the W.Score weighting; `none`: full precision in the tables.")
+        "before the W.Score weighting; `none`: full precision in the tables.", json_schema_extra=RELEASED)
     n_boot: NBootField = Field(description="Bootstrap resamples for the 95% intervals (no effect on point "
                                "values).")
     ci_seed: BootSeedField
     check_files: bool = Field(True, description="Check at load time that every referenced image exists.")
 
 
-NUMBER_OPTIONS = ("ra_mode", "ra_count", "ra_yes", "maze_mode", "sym_jpeg", "table_rounding")
-"""The options that change numbers (named in the report header when they depart from the default)."""
-RELEASED_DEFAULTS: dict[str, Any] = {k: RiseOptions.model_fields[k].default for k in NUMBER_OPTIONS}
-"""The defaults: the released code (``ra_mode=paper`` follows the paper's reference mode, which the
-released code used until commit 3819a04)."""
+RELEASED_DEFAULTS: dict[str, Any] = released_defaults(RiseOptions)
+"""The options that change numbers (marked ``RELEASED``: named in the report header when they depart) and their
+defaults: the released code (``ra_mode=paper`` follows the paper's reference mode, which the released code used
+until commit 3819a04)."""
+NUMBER_OPTIONS = tuple(RELEASED_DEFAULTS)
 
 
 @benchmarks.register("rise", summary="RISE-Video: RA/TC/PR/VQ judged metrics, maze & symmetry verifiers")
@@ -167,7 +178,7 @@ class RiseProtocol(Protocol):
 
     def header(self) -> list[str]:
         """Report-header lines: the options that depart from the released code, and the definitions."""
-        off = {k: v for k, v in self.protocol_options().items() if RELEASED_DEFAULTS.get(k) != v}
+        off = departures(self.opts)
         departs = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in off.items())
         lines = ["RISE-Video: " + (f"options departing from the released code: {departs}" if off
                                    else "released-code defaults (no departing option)")]

@@ -25,11 +25,13 @@ from pydantic import Field
 from vreason.core.errors import ConfigError, VideoError
 from vreason.core.human import GOOD_MEDIUM_POOR, Question
 from vreason.core.options import (
+    RELEASED,
     BootSeedField,
     LevelField,
     NBootField,
     ProtocolOptions,
     SeedOptions,
+    departures,
 )
 from vreason.core.protocol import AggregateResult, LoadResult, Protocol
 from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
@@ -182,14 +184,15 @@ class RulerOptions(SeedOptions):
     check_files: bool = Field(True, description="Check at load time that every referenced file exists.")
     frame_policy: FramePolicyField = Field(
         "ruler", description="Frames the judge sees: default `ruler` = fps:2+max_side=512, "
-        "every int(fps/2)-th frame, longest side <= 512, as the released code.")
+        "every int(fps/2)-th frame, longest side <= 512, as the released code.", json_schema_extra=RELEASED)
     template: str = Field("ruler_judge", description="Judge prompt template name (default: vreason's wording of "
-                          "the released prompt, same inputs and order).")
-    template_path: str | None = Field(None, description="A template YAML file overriding `template`.")
+                          "the released prompt, same inputs and order).", json_schema_extra=RELEASED)
+    template_path: str | None = Field(None, description="A template YAML file overriding `template`.",
+                                      json_schema_extra=RELEASED)
     judge_role: str = Field("default", description="Which judge (`--judge` = default) scores the checklist.")
     missing_metric: Literal["zero", "skip"] = Field(
         "zero", description="A judged instance without a question for a metric counts `zero` on it (default, as "
-        "the released cal_acc.py) or is left out (`skip`).")
+        "the released cal_acc.py) or is left out (`skip`).", json_schema_extra=RELEASED)
     win_rate: Literal["pairwise_strict", "best_share", "pairwise_half"] = Field(
         "pairwise_strict", description="The Win Rate row's definition (the paper does not define it; the released "
         "code has none): `pairwise_strict` (default, on the published ~0.24 magnitude), `best_share` or "
@@ -198,11 +201,8 @@ class RulerOptions(SeedOptions):
     level: LevelField
     boot_seed: BootSeedField
     prompt_variant: str | None = Field(None, description="Give the generator this prompt variant (`pe` for "
-                                       "prompt-enhanced runs); the judge still sees the original prompt.")
-
-
-DEPARTING = ("frame_policy", "template", "template_path", "prompt_variant")
-"""Options that change what the judge sees, named in the report header when they depart from the default."""
+                                       "prompt-enhanced runs); the judge still sees the original prompt.",
+                                       json_schema_extra=RELEASED)
 
 
 @benchmarks.register("ruler")
@@ -262,9 +262,7 @@ class RulerProtocol(Protocol):
         from vreason.protocols.ruler.tables import aggregate_ruler
 
         o = self.opts
-        defaults = RulerOptions.model_fields
-        departing = {k: getattr(o, k) for k in DEPARTING
-                     if getattr(o, k) not in (None, "", defaults[k].default)}
+        departing = departures(o)  # the options marked RELEASED (what the judge sees, missing_metric)
         return aggregate_ruler(scores, samples, out_dir, missing_metric=o.missing_metric, n_boot=o.n_boot,
                                level=o.level, seed=o.boot_seed, win_rate=o.win_rate, departing=departing)
 

@@ -25,11 +25,13 @@ from pydantic import Field, field_validator
 
 from vreason.core.errors import ConfigError
 from vreason.core.options import (
+    RELEASED,
     BootSeedField,
     LevelField,
     NBootField,
     ProtocolOptions,
     SeedOptions,
+    departures,
 )
 from vreason.core.protocol import AggregateResult, LoadResult, Protocol, Requirement
 from vreason.core.records import Evidence, Sample, Score, Video
@@ -205,36 +207,42 @@ class PaiGOptions(SeedOptions):
                                       "-> MUSIQ-scale score 0-100).")
     interpolator: str | None = Field(None, description="Frame interpolator of motion smoothness: `linear` "
                                      "(classical substitute, recorded) or torchscript:/file.pt; unset = unscored "
-                                     "(the released code uses AMT).")
+                                     "(the released code uses AMT).", json_schema_extra=RELEASED)
     overall_consistency: Literal["clip-mean"] | None = Field(None, description="Video-text backend: `clip-mean` "
-                                                             "(substitute for ViCLIP, recorded); unset = unscored.")
+                                                             "(substitute for ViCLIP, recorded); unset = unscored.",
+                                                             json_schema_extra=RELEASED)
     i2v_background_features: str | None = Field(None, description="Features of i2v background (released: "
-                                                "DreamSim, not in vreason): any image-embedder spec, recorded.")
+                                                "DreamSim, not in vreason): any image-embedder spec, recorded.",
+                                                json_schema_extra=RELEASED)
     formula: Literal["released", "paper"] = Field("released", description="Consistency / i2v formulas: the "
                                                   "released VBench code (cosines clamped at 0; i2v = 0.4 max + 0.3 "
-                                                  "mean + 0.3 min) or the paper's equations (1), (2), (5), (6).")
+                                                  "mean + 0.3 min) or the paper's equations (1), (2), (5), (6).",
+                                                  json_schema_extra=RELEASED)
     dimensions: str | None = Field(None, description="Quality dimensions to compute, comma-separated (as VBench's "
                                    "--dimension); default all eight. Quality / Overall average the chosen ones and "
-                                   "say so in the cell.")
+                                   "say so in the cell.", json_schema_extra=RELEASED)
     dimension_mean: Literal["released", "per_video"] = Field("released", description="How a dimension is "
                                                              "averaged: `released` (consistency = summed frame "
                                                              "similarities / summed frame pairs, others = mean over "
-                                                             "video files) or `per_video` (mean over videos).")
+                                                             "video files) or `per_video` (mean over videos).",
+                                                             json_schema_extra=RELEASED)
     clamp: bool = Field(False, description="Clamp normalised quality values to [0, 1] (released: unbounded, e.g. "
-                        "aesthetic / 10 above 1; such values are counted in the report).")
+                        "aesthetic / 10 above 1; such values are counted in the report).", json_schema_extra=RELEASED)
     device: str | None = Field(None, description="Device of the local models (`--device`): cpu, cuda, auto.")
     dtype: Literal["float32", "float16", "bfloat16"] = Field("float32", description="dtype of the local models.")
     batch_size: int = Field(16, ge=1, description="Frames per batch (memory is bounded by the batch).")
     frame_policy: FramePolicyField = Field(
         "pai.g", description="Frames the domain judge sees (default `pai.g` = fps:2+qwen, "
-        "as the released code).")
+        "as the released code).", json_schema_extra=RELEASED)
     judge_input: Literal["frames", "video"] = Field("frames", description="Send sampled frames (any judge) or the "
-                                                    "video file as a video part at 2 fps (vLLM servers).")
+                                                    "video file as a video part at 2 fps (vLLM servers).",
+                                                    json_schema_extra=RELEASED)
     answer_rule: AnswerRule = Field("official", description="Yes/no correctness: `official` substring rule "
-                                    "or `word` (whole words; both words = unparseable).")
+                                    "or `word` (whole words; both words = unparseable).", json_schema_extra=RELEASED)
     unparsed: Literal["unscored", "wrong"] = Field("wrong", description="A reply with no answer word: a wrong "
                                                    "answer as released (default, counted in the tables) or "
-                                                   "`unscored` (re-asked, then unscored with the raw reply).")
+                                                   "`unscored` (re-asked, then unscored with the raw reply).",
+                                                   json_schema_extra=RELEASED)
     template: str = Field("pai_g_vqa", description="Judge template of the domain questions.")
     template_path: str | None = Field(None, description="A template YAML file for the domain questions.")
     judge_role: str = Field("default", description="Which judge (`--judge` = default) answers the questions.")
@@ -329,12 +337,8 @@ class PaiGProtocol(Protocol):
         from vreason.protocols.pai.tables import aggregate_pai_g
 
         o = self.opts
-        departing = {k: getattr(o, k) for k in ("formula", "answer_rule", "unparsed", "frame_policy", "judge_input",
-                                                "interpolator", "overall_consistency", "i2v_background_features",
-                                                "dimension_mean", "clamp", "dimensions")
-                     if getattr(o, k) != PaiGOptions.model_fields[k].default}
         return aggregate_pai_g(scores, samples, out_dir, n_boot=o.n_boot, level=o.level, seed=o.boot_seed,
-                               departing=departing, dimension_mean=o.dimension_mean, clamp=o.clamp,
+                               departing=departures(o), dimension_mean=o.dimension_mean, clamp=o.clamp,
                                dimensions=o.dimension_list(), elo=_run_elo(out_dir))
 
 

@@ -23,11 +23,13 @@ from pydantic import Field
 
 from vreason.core.errors import ConfigError
 from vreason.core.options import (
+    RELEASED,
     BootSeedField,
     LevelField,
     NBootField,
     ProtocolOptions,
     SeedOptions,
+    departures,
 )
 from vreason.core.protocol import AggregateResult, LoadResult, Protocol
 from vreason.core.records import Evidence, Sample, Score, Video
@@ -153,18 +155,22 @@ class PaiUOptions(SeedOptions):
                                    "the --data folder).")
     frame_policy: FramePolicyField = Field(
         "pai.u", description="Frames the model sees (default `pai.u` = fps:4+qwen, as "
-        "released; add +max_frames=N to cap).")
+        "released; add +max_frames=N to cap).", json_schema_extra=RELEASED)
     judge_input: Literal["frames", "video"] = Field("frames", description="Sampled frames (any backend) or the "
-                                                    "video file as a video part (vLLM servers).")
+                                                    "video file as a video part (vLLM servers).",
+                                                    json_schema_extra=RELEASED)
     missing_answer: Literal["unscored", "wrong"] = Field("wrong", description="A reply without <answer>: a wrong "
                                                          "answer as released (default, counted in the tables) or "
-                                                         "`unscored` (re-asked, then unscored).")
-    temperature: float = Field(0.6, ge=0, description="Sampling temperature (released: 0.6).")
-    top_p: float | None = Field(0.95, gt=0, le=1, description="top_p (released: 0.95).")
-    max_tokens: int = Field(16384, ge=1, description="Completion-token cap (released: 16384).")
+                                                         "`unscored` (re-asked, then unscored).",
+                                                         json_schema_extra=RELEASED)
+    temperature: float = Field(0.6, ge=0, description="Sampling temperature (released: 0.6).",
+                               json_schema_extra=RELEASED)
+    top_p: float | None = Field(0.95, gt=0, le=1, description="top_p (released: 0.95).", json_schema_extra=RELEASED)
+    max_tokens: int = Field(16384, ge=1, description="Completion-token cap (released: 16384).",
+                            json_schema_extra=RELEASED)
     repetition_penalty: float | None = Field(1.05, description="vLLM repetition_penalty (released: 1.05); null "
-                                             "for APIs that reject it.")
-    template: str = Field("pai_u_mcq", description="Prompt template.")
+                                             "for APIs that reject it.", json_schema_extra=RELEASED)
+    template: str = Field("pai_u_mcq", description="Prompt template.", json_schema_extra=RELEASED)
     template_path: str | None = Field(None, description="A template YAML file.")
     judge_role: str = Field("default", description="Which judge (`--judge` = default) is the model under test.")
     n_boot: NBootField
@@ -212,11 +218,8 @@ class PaiUProtocol(Protocol):
         from vreason.protocols.pai.tables import aggregate_pai_u
 
         o = self.opts
-        departing = {k: getattr(o, k) for k in ("frame_policy", "judge_input", "missing_answer", "temperature",
-                                                "top_p", "max_tokens", "repetition_penalty", "template")
-                     if getattr(o, k) != PaiUOptions.model_fields[k].default}
         return aggregate_pai_u(scores, samples, out_dir, n_boot=o.n_boot, level=o.level, seed=o.boot_seed,
-                               departing=departing)
+                               departing=departures(o))
 
 
 __all__ = ["PaiUMcqScorer", "PaiUOptions", "PaiUProtocol", "answer_text", "choices_text", "is_correct",
