@@ -52,12 +52,12 @@ PYTEST := PYTHONDONTWRITEBYTECODE= $(BIN)/python -m pytest -q -p no:cacheprovide
 
 test: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/lint-imports --config .importlinter
+	$(BIN)/lint-imports
 	$(PYTEST) --timeout=600 -m "not slow"
 
 test-all: $(TEST_STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/lint-imports --config .importlinter
+	$(BIN)/lint-imports
 	$(PYTEST) --timeout=900 --adv-full
 
 bench: $(STAMP)
@@ -65,7 +65,7 @@ bench: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/lint-imports --config .importlinter
+	$(BIN)/lint-imports
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info src/*.egg-info

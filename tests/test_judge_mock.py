@@ -103,11 +103,14 @@ def _parsers():
 
 
 def test_every_shipped_template_has_a_shape_that_its_protocol_parser_accepts():
+    from vreason.core.registry import load_builtins, mock_replies
     from vreason.judge.mock import SHAPES
     from vreason.judge.templates import get_template, list_templates
 
+    load_builtins()
     variables, parse = _vars(), _parsers()
-    assert set(list_templates()) == set(SHAPES) == set(variables) == set(parse)  # a new template needs a shape
+    shapes = set(SHAPES) | set(mock_replies.names())  # the engine's and each benchmark package's
+    assert set(list_templates()) == shapes == set(variables) == set(parse)  # a new template needs a shape
     j = MockJudge(quality=0.5, seed=2)
     for name in list_templates():
         fn, score = parse[name]

@@ -93,6 +93,8 @@ layouts: Registry[Any] = Registry("video layout")
 frame_presets: Registry[Any] = Registry("frame-policy preset family")
 """Named frame policies: a family (the preset name's first dotted part, ``rise`` in ``rise.tc``) → a dict
 of preset name → policy spec."""
+mock_replies: Registry[Any] = Registry("mock judge reply shape")
+"""The mock judge's reply shapes of a package's templates: template name → the package's dict of shapes."""
 template_packages: Registry[Any] = Registry("judge-template package")
 """Packages holding judge templates in a ``templates/`` folder: name → the package's dotted name."""
 
@@ -168,6 +170,8 @@ class PackageDeclaration:
     """Frame-policy preset name → spec (registered under the names' first dotted part)."""
     templates: tuple[str, ...] = ()
     """Packages (this one or its sub-packages) keeping judge templates in a ``templates/`` folder."""
+    mock_replies: tuple[str, str] | None = None
+    """``("module:DICT", "template, template…")``: the mock judge's reply shapes of its templates."""
 
 
 def declare_package(package: str) -> None:
@@ -184,5 +188,9 @@ def declare_package(package: str) -> None:
         if family not in frame_presets:
             frame_presets.register(family)({})
         frame_presets.get(family)[name] = spec
+    if decl.mock_replies:
+        target, names = decl.mock_replies
+        for template in (n.strip() for n in names.split(",") if n.strip()):
+            mock_replies.declare(template, target)
     for pkg in decl.templates:
         template_packages.declare(pkg, pkg)

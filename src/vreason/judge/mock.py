@@ -3,13 +3,13 @@
 Replies are scores, not measurements: they come from a hash of (seed, template, request text), never
 from call order, so concurrency does not change them. ``quality`` in [0, 1] is how often a binary
 answer is the "good" one and how high a graded score sits on average. The reply shape for each
-template is declared in :data:`SHAPES` (one place); an unknown template gets a yes/no answer.
+template is declared beside it: the engine's in :data:`SHAPES`, each benchmark's in its package
+(``mock.py``); an unknown template gets a yes/no answer.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Callable
 from typing import Any
@@ -21,7 +21,7 @@ from vreason.judge.base import ImagePart, Judge, JudgeReply, JudgeRequest, TextP
 from vreason.judge.scripted import request_text
 
 
-class _Rng:
+class Rng:
     """Uniform draws from a hash of the request: the same request always gets the same draws."""
 
     def __init__(self, key: str):
@@ -44,86 +44,55 @@ class _Rng:
         return max(lo, min(hi, round(x)))
 
 
-def _n_questions(req: JudgeRequest, text: str) -> int:
+def n_questions(req: JudgeRequest, text: str, *, per_text_part: bool = False) -> int:
     """How many questions a request asks: a stated count (``There are N questions``, ``Questions (N)``),
-    else one text part per question (RISE RA), else the numbered lines."""
+    else (``per_text_part``: RISE RA) one text part per question, else the numbered lines."""
     m = re.search(r"There are (\d+) questions|Questions \((\d+)\)", text)
     if m:
         return int(m.group(1) or m.group(2))
-    if req.template == "rise_ra":
+    if per_text_part:
         return max(1, sum(isinstance(p, TextPart) for p in req.parts))
     n = len(re.findall(r"(?m)^\s*(?:Q)?\d+[.):]\s+\S", text))
     return max(1, n)
 
 
-def _yn(r: _Rng, q: float, yes: str = "Yes", no: str = "No") -> str:
+def yes_no(r: Rng, q: float, yes: str = "Yes", no: str = "No") -> str:
     return yes if r.good(q) else no
 
 
-def _mmecof_quality(r: _Rng, q: float, req: JudgeRequest, t: str) -> str:
-    m = re.search(r"integer from (-?\d+) \(worst\) to (-?\d+) \(best\)", t)
-    lo, hi = (int(m.group(1)), int(m.group(2))) if m else (0, 9)
-    keys = ("consistency", "temporal_consistency", "visual_stability", "hallucination", "physics_grounding")
-    return json.dumps({**{k: r.grade(q, lo, hi) for k in keys}, "reason": "mock"})
-
-
-_ASPECTS = ("Instruction Following", "Visual Consistency", "Visual Fidelity", "Rule Coherence")
-
-
-def _ruler_checklist(r: _Rng, q: float, req: JudgeRequest, t: str) -> str:
-    aspects = [a for a in _ASPECTS if not (a == "Instruction Following" and "do NOT write Instruction" in t)]
-    m = re.search(r"Write (\d+) to (\d+) questions", t)
-    n = max(len(aspects), int(m.group(1)) if m else 0)
-    items = [aspects[i] if i < len(aspects) else "Rule Coherence" for i in range(n)]
-    return json.dumps([{a: f"mock question {i + 1}: is the expected outcome visible?"} for i, a in enumerate(items)])
-
-
-def _letters(t: str) -> str:
+def letters(t: str) -> str:
     found = "".join(dict.fromkeys(re.findall(r"(?m)^\s*([A-Z])\s*[:.)]\s", t)))
     return found or "ABCD"
 
 
-def _improved(r: _Rng, q: float, req: JudgeRequest, t: str) -> str:
+def _improved(r: Rng, q: float, req: JudgeRequest, t: str) -> str:
     m = re.search(r"<VARIABLE>\s*(.*?)\s*</VARIABLE>", t, re.DOTALL)
     return f"<IMPROVED_VARIABLE>{(m.group(1) if m else '') or 'mock revised prompt'}</IMPROVED_VARIABLE>"
 
 
-Shape = Callable[[_Rng, float, JudgeRequest, str], str]
+Shape = Callable[[Rng, float, JudgeRequest, str], str]
 """A reply shape: (draws, quality, request, request text) -> reply text that the template's parser accepts."""
 
 SHAPES: dict[str, Shape] = {
-    "generic_yes_no": lambda r, q, req, t: _yn(r, q),
-    "pai_g_vqa": lambda r, q, req, t: _yn(r, q, "YES", "NO"),
-    "rise_ra": lambda r, q, req, t: json.dumps(
-        [{"question": f"Q{i + 1}", "answer": _yn(r, q), "reason": "mock"} for i in range(_n_questions(req, t))]
-    ),
-    "rise_ra_ref": lambda r, q, req, t: json.dumps(
-        {"Question": "mock", "Score": r.grade(q, 1, 5), "Reason": "mock"}
-    ),
-    "rise_tc": lambda r, q, req, t: json.dumps(
-        {"Instruction": "mock", "Final Score": r.grade(q, 1, 5), "Reason": "mock"}
-    ),
-    "rise_pr": lambda r, q, req, t: json.dumps({"score": r.grade(q, 1, 5), "justification": "mock"}),
-    "rise_vq": lambda r, q, req, t: json.dumps({"score": r.grade(q, 1, 3), "justification": "mock"}),
-    "mmecof_step": lambda r, q, req, t: json.dumps({"reason": "mock", "completed": _yn(r, q, "yes", "no")}),
-    "mmecof_quality": _mmecof_quality,
-    "tivibench_qa": lambda r, q, req, t: json.dumps(
-        {"answers": [_yn(r, q, "yes", "no") for _ in range(_n_questions(req, t))]}
-    ),
-    "ruler_judge": lambda r, q, req, t: "<think>mock</think><answer>"
-    + json.dumps(
-        [("Good" if r.good(q) else ("Medium" if r.good(0.5) else "Poor")) for _ in range(_n_questions(req, t))]
-    )
-    + "</answer>",
-    "ruler_checklist": _ruler_checklist,
-    "ruler_enhance": lambda r, q, req, t: json.dumps(
-        {"enhanced_prompt": "mock enhanced prompt: the expected outcome is shown clearly."}
-    ),
-    "pai_u_mcq": lambda r, q, req, t: f"<think>mock</think><answer>{r.pick(_letters(t))}</answer>",
+    "generic_yes_no": lambda r, q, req, t: yes_no(r, q),
     "videotpo_loss": lambda r, q, req, t: "mock analysis: the videos only partly carry out the task.",
     "videotpo_gradient": lambda r, q, req, t: "mock feedback: state the expected outcome explicitly.",
     "videotpo_update": _improved,
 }
+"""The engine's templates' shapes; each benchmark package declares its own (``PackageDeclaration.mock_replies``:
+a dict template name -> shape, in the package's ``mock.py``)."""
+
+
+def shape_for(template: str | None) -> Shape:
+    """The reply shape of ``template``: the engine's, a benchmark package's, else a yes/no answer."""
+    if template in SHAPES:
+        return SHAPES[template]
+    from vreason.core.registry import load_builtins, mock_replies
+
+    load_builtins()
+    if template and template in mock_replies:
+        return mock_replies.get(template)[template]
+    return SHAPES["generic_yes_no"]
 
 
 def _content_key(req: JudgeRequest) -> str:
@@ -157,8 +126,8 @@ class MockJudge(Judge):
 
     async def complete(self, request: JudgeRequest) -> JudgeReply:
         text = request_text(request)
-        r = _Rng(f"{self.seed}|{request.template}|{_content_key(request)}|{text}")
-        shape = SHAPES.get(request.template, SHAPES["generic_yes_no"])
+        r = Rng(f"{self.seed}|{request.template}|{_content_key(request)}|{text}")
+        shape = shape_for(request.template)
         reply = shape(r, self.quality, request, text)
         n_img = sum(isinstance(p, ImagePart) for p in request.parts)
         return JudgeReply(reply, Usage(len(text) // 4 + 85 * n_img, max(1, len(reply) // 4)), "stop")

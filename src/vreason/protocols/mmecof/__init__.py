@@ -15,6 +15,7 @@ DECLARES = PackageDeclaration(
         "mmecof_gq": ("vreason.protocols.mmecof.protocol:MmeCofQualityScorer", "MME-CoF-Pro: generation quality"),
     },
     frame_presets=FRAME_PRESETS,
+    mock_replies=("vreason.protocols.mmecof.mock:MOCK_REPLIES", "mmecof_step, mmecof_quality"),
     templates=("vreason.protocols.mmecof",),
 )
 

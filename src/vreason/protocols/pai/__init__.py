@@ -26,5 +26,6 @@ DECLARES = PackageDeclaration(
     },
     layouts={"pai": f"{_P}.pai.layout:LAYOUT"},
     frame_presets=FRAME_PRESETS,
+    mock_replies=("vreason.protocols.pai.mock:MOCK_REPLIES", "pai_g_vqa, pai_u_mcq"),
     templates=(f"{_P}.pai.g", f"{_P}.pai.u"),
 )

@@ -27,6 +27,7 @@ DECLARES = PackageDeclaration(
     },
     layouts={"rise": "vreason.protocols.rise.layout:LAYOUT"},
     frame_presets=FRAME_PRESETS,
+    mock_replies=("vreason.protocols.rise.mock:MOCK_REPLIES", "rise_ra, rise_ra_ref, rise_tc, rise_pr, rise_vq"),
     templates=("vreason.protocols.rise",),
 )
 

@@ -16,6 +16,7 @@ DECLARES = PackageDeclaration(
     },
     layouts={"ruler": "vreason.protocols.ruler.layout:LAYOUT"},
     frame_presets=FRAME_PRESETS,
+    mock_replies=("vreason.protocols.ruler.mock:MOCK_REPLIES", "ruler_judge, ruler_checklist, ruler_enhance"),
     templates=("vreason.protocols.ruler",),
 )
 

@@ -14,6 +14,7 @@ DECLARES = PackageDeclaration(
         "tivibench_qa": ("vreason.protocols.tivibench.scorers:TiviQaScorer", "TiViBench: VLM QA, all answers right"),
     },
     layouts={"tivibench": "vreason.protocols.tivibench.layout:LAYOUT"},
+    mock_replies=("vreason.protocols.tivibench.mock:MOCK_REPLIES", "tivibench_qa"),
     templates=("vreason.protocols.tivibench",),
 )
 
