@@ -79,6 +79,8 @@ def aggregate_pai_u(scores: pd.DataFrame, samples: list[Sample], out_dir: str, *
                      "reason": r.reason})
     items = pd.DataFrame(rows, columns=["model", "sample_id", "seed", "category", "subcategory", "group", "fig9_group",
                                         "fig9_subgroup", "correct", "counted_wrong", "status", "reason"])
+    # in sample order, not the order the units finished in (the bootstrap draws rows by position)
+    items = items.sort_values(["model", "sample_id", "seed"], kind="stable").reset_index(drop=True)
     out: list[dict[str, Any]] = []
     for model, g in items.groupby("model", sort=True):
         def add(level_name: str, name: str, gg: pd.DataFrame, model: str = model) -> None:
