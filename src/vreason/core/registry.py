@@ -93,6 +93,8 @@ layouts: Registry[Any] = Registry("video layout")
 frame_presets: Registry[Any] = Registry("frame-policy preset family")
 """Named frame policies: a family (the preset name's first dotted part, ``rise`` in ``rise.tc``) → a dict
 of preset name → policy spec."""
+metric_links: Registry[Any] = Registry("judge-human metric link")
+"""Judge-human agreement: a label metric (``rise:tc``) → its :class:`~vreason.core.human.MetricLink`."""
 mock_replies: Registry[Any] = Registry("mock judge reply shape")
 """The mock judge's reply shapes of a package's templates: template name → the package's dict of shapes."""
 template_packages: Registry[Any] = Registry("judge-template package")
@@ -170,6 +172,8 @@ class PackageDeclaration:
     """Frame-policy preset name → spec (registered under the names' first dotted part)."""
     templates: tuple[str, ...] = ()
     """Packages (this one or its sub-packages) keeping judge templates in a ``templates/`` folder."""
+    metric_links: tuple[Any, ...] = ()
+    """:class:`~vreason.core.human.MetricLink` s: which scores a human label metric is compared with."""
     mock_replies: tuple[str, str] | None = None
     """``("module:DICT", "template, template…")``: the mock judge's reply shapes of its templates."""
 
@@ -188,6 +192,8 @@ def declare_package(package: str) -> None:
         if family not in frame_presets:
             frame_presets.register(family)({})
         frame_presets.get(family)[name] = spec
+    for link in decl.metric_links:
+        metric_links.register(link.label_metric)(link)
     if decl.mock_replies:
         target, names = decl.mock_replies
         for template in (n.strip() for n in names.split(",") if n.strip()):

@@ -1,18 +1,20 @@
 """Which automatic score a human rubric label is compared with: the mapping table, per protocol.
 
-A :class:`~vreason.human.records.RubricLabel` names a protocol metric (``rise:tc``); :data:`METRIC_LINKS`
-says which scorer and metric of the run's :class:`~vreason.core.records.Score` records it meets, on which native
+A :class:`~vreason.human.records.RubricLabel` names a protocol metric (``rise:tc``); :data:`METRIC_LINKS` (the
+:class:`~vreason.core.human.MetricLink` s each benchmark package declares) says which scorer and metric of the
+run's :class:`~vreason.core.records.Score` records it meets, on which native
 scale the paper compares them, whether the scale is a set of discrete labels (for ACC and κ), and where the
 judge's value is read:
 
 * ``value`` — the score's value, one per video; an annotator's labels on several items of that video and
   metric are averaged first (RISE RA: the yes/no answers per question → the share of yes, as the judge's RA);
 * ``passed`` — the score's pass flag as 1/0 (the built-in suite's pass/fail);
-* ``ruler_question`` — RULER's per-question label in the score's evidence (``details.questions`` ids with
-  ``details.labels``; Good/Medium/Poor → 2/1/0 as the released ``score_map``), restricted to the questions of
+* ``question_labels`` — a per-question label (RULER's) in the score's evidence (``details.questions`` ids with
+  ``details.labels``, valued on the link's ``label_scale``: RULER's Good/Medium/Poor → 2/1/0 as the released
+  ``score_map``), restricted to the questions of
   the link's metric code (all for ``ruler:checklist``), matched on the label's ``item`` = the question's index
   in the checklist (as the annotation app records it) or its rubric id;
-* ``mmecof_step`` — MME-CoF-Pro's per-step verdict in the evidence (``details.steps``: ``completed`` 1/0),
+* ``step_verdicts`` — a per-step verdict (MME-CoF-Pro's) in the evidence (``details.steps``: ``completed`` 1/0),
   matched on ``item`` = the step's 1-based index (as the annotation app records it) or its rubric id. A step
   whose reply did not parse is unscored; the other steps of that video keep their verdicts.
 
@@ -22,66 +24,35 @@ a label stored as 2/1/0 and a score stored as 100/50/0 meet on one scale; otherw
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from vreason.core.human import GOOD_MEDIUM_POOR
+from vreason.core.human import MetricLink
 from vreason.core.records import Score
+from vreason.core.registry import load_builtins, metric_links
 
-Source = Literal["value", "passed", "ruler_question", "mmecof_step"]
 Key = tuple[str, str, int, str]
 """(sample_id, model, seed, item); item is ``""`` for per-video metrics."""
 
 
-@dataclass(frozen=True)
-class MetricLink:
-    label_metric: str
-    scorers: tuple[str, ...]
-    metric: str
-    lo: float
-    hi: float
-    levels: tuple[float, ...] | None
-    source: Source
-    paper: str
-    from_normalized: bool = True
-    """Read native values from ``normalized`` when set (False: from ``value``, for unmapped metrics)."""
+class _Links(Mapping[str, MetricLink]):
+    """Every declared link (label metric → :class:`MetricLink`), from the benchmark packages' declarations."""
 
-    @property
-    def per_item(self) -> bool:
-        return self.source in ("ruler_question", "mmecof_step")
+    def _all(self) -> dict[str, MetricLink]:
+        load_builtins()
+        return {name: metric_links.get(name) for name in metric_links.names()}
 
-    def native(self, value: float | None, normalized: float | None) -> float | None:
-        if normalized is not None and (self.from_normalized or value is None):
-            return self.lo + float(normalized) * (self.hi - self.lo)
-        return None if value is None else float(value)
+    def __getitem__(self, name: str) -> MetricLink:
+        return self._all()[name]
 
-    def normalized(self, value: float | None, normalized: float | None) -> float | None:
-        if normalized is not None:
-            return float(normalized)
-        return None if value is None else (float(value) - self.lo) / (self.hi - self.lo)
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
-_LIKERT5 = (1.0, 2.0, 3.0, 4.0, 5.0)
-METRIC_LINKS: dict[str, MetricLink] = {link.label_metric: link for link in (
-    # RISE-Video, Table 3: MAE / STD against the mean of the annotators, native scale per metric
-    MetricLink("rise:ra", ("rise_ra", "rise_puzzle"), "ra", 0.0, 1.0, None, "value", "RISE Table 3 (RA, 0–1)"),
-    MetricLink("rise:tc", ("rise_tc",), "tc", 1.0, 5.0, _LIKERT5, "value", "RISE Table 3 (TC, 1–5)"),
-    MetricLink("rise:pr", ("rise_pr",), "pr", 1.0, 5.0, _LIKERT5, "value", "RISE Table 3 (PR, 1–5)"),
-    MetricLink("rise:vq", ("rise_vq",), "vq", 1.0, 3.0, (1.0, 2.0, 3.0), "value", "RISE Table 3 (VQ, 1–3)"),
-    # RULER-Bench, Table 3: ACC / KRCC / SRCC / PLCC per checklist question (Good/Medium/Poor → 2/1/0); the
-    # annotation app labels a question under its metric code (``ruler:IF`` …), ``checklist`` takes them all
-    *(MetricLink(f"ruler:{code}", ("ruler_checklist",), "*" if code == "checklist" else code, 0.0, 2.0,
-                 (0.0, 1.0, 2.0), "ruler_question", f"RULER Table 3 (per question, {code})")
-      for code in ("checklist", "IF", "VC", "VF", "RC")),
-    # MME-CoF-Pro: judge-human agreement per reasoning step (satisfied 1 / not 0)
-    MetricLink("mmecof:RS", ("mmecof_rs",), "RS", 0.0, 1.0, (0.0, 1.0), "mmecof_step",
-               "MME-CoF-Pro step satisfied (0/1)"),
-    # the built-in suite: the verifier's score and its pass/fail
-    MetricLink("synth:score", ("synth-verifier",), "score", 0.0, 1.0, None, "value", "built-in suite score"),
-    MetricLink("synth:pass", ("synth-verifier",), "score", 0.0, 1.0, (0.0, 1.0), "passed",
-               "built-in suite pass/fail"),
-)}
+METRIC_LINKS: Mapping[str, MetricLink] = _Links()
 
 
 @dataclass
@@ -137,21 +108,21 @@ def judge_cells(link: MetricLink, scores: Sequence[Score]) -> tuple[dict[Key, Ju
             cells.setdefault((s.sample_id, s.model, s.seed, item), []).append(cell)
         if s.status.value != "ok" and not _has_items(link, s):
             video_fail.setdefault(vid, []).append(JudgeCell(s.status.value, judge=name, reason=s.reason or ""))
-    if link.source == "ruler_question":  # the four metric scores of a unit repeat the same labels: keep one
+    if link.source == "question_labels":  # the four metric scores of a unit repeat the same labels: keep one
         cells = {k: v[:1] if all(c.status == "ok" for c in v) else v for k, v in cells.items()}
     return _merge(cells), _merge(video_fail)
 
 
 def _has_items(link: MetricLink, s: Score) -> bool:
     d = s.evidence.details
-    return bool(d.get("questions")) if link.source == "ruler_question" else bool(d.get("steps"))
+    return bool(d.get("questions")) if link.source == "question_labels" else bool(d.get("steps"))
 
 
 def _item_cells(link: MetricLink, s: Score, name: str) -> list[tuple[str, JudgeCell]]:
     d = s.evidence.details
     out: list[tuple[str, JudgeCell]] = []
-    if link.source == "ruler_question":
-        label_score = {label: value for value, label in GOOD_MEDIUM_POOR}  # RULER: Good 2, Medium 1, Poor 0
+    if link.source == "question_labels":
+        label_score = {label: value for value, label in link.label_scale}
 
         questions, labels = d.get("questions") or [], d.get("labels")
         for k, q in enumerate(questions):

@@ -1,6 +1,7 @@
 """MME-CoF-Pro (see README.md here): loader, options, the per-step Reasoning Score and quality judges, tables
 and its templates."""
 
+from vreason.core.human import MetricLink
 from vreason.core.registry import PackageDeclaration
 
 FRAME_PRESETS = {"mmecof": "every:10"}  # official-code.md §7.2
@@ -17,6 +18,10 @@ DECLARES = PackageDeclaration(
     frame_presets=FRAME_PRESETS,
     mock_replies=("vreason.protocols.mmecof.mock:MOCK_REPLIES", "mmecof_step, mmecof_quality"),
     templates=("vreason.protocols.mmecof",),
+    metric_links=(  # judge-human agreement per reasoning step (satisfied 1 / not 0)
+        MetricLink("mmecof:RS", ("mmecof_rs",), "RS", 0.0, 1.0, (0.0, 1.0), "step_verdicts",
+                   "MME-CoF-Pro step satisfied (0/1)"),
+    ),
 )
 
 from vreason._moved import forward_attrs  # noqa: E402

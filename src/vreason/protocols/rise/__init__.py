@@ -1,6 +1,7 @@
 """RISE-Video (see README.md here): loader, options, the four judged metrics, the maze and symmetry verifiers,
 Tables 1–2, its judge templates (``templates/``) and its released video layout."""
 
+from vreason.core.human import MetricLink
 from vreason.core.registry import PackageDeclaration
 
 FRAME_PRESETS = {  # the released frame sampling per metric (official-code.md §7.2)
@@ -13,6 +14,7 @@ FRAME_PRESETS = {  # the released frame sampling per metric (official-code.md §
     "rise.vq": "uniform:6+drop_ends",
 }
 
+_LIKERT5 = (1.0, 2.0, 3.0, 4.0, 5.0)
 DECLARES = PackageDeclaration(
     benchmarks={
         "rise": ("vreason.protocols.rise.protocol:RiseProtocol",
@@ -29,6 +31,12 @@ DECLARES = PackageDeclaration(
     frame_presets=FRAME_PRESETS,
     mock_replies=("vreason.protocols.rise.mock:MOCK_REPLIES", "rise_ra, rise_ra_ref, rise_tc, rise_pr, rise_vq"),
     templates=("vreason.protocols.rise",),
+    metric_links=(  # RISE-Video Table 3: MAE / STD against the mean of the annotators, native scale per metric
+        MetricLink("rise:ra", ("rise_ra", "rise_puzzle"), "ra", 0.0, 1.0, None, "value", "RISE Table 3 (RA, 0–1)"),
+        MetricLink("rise:tc", ("rise_tc",), "tc", 1.0, 5.0, _LIKERT5, "value", "RISE Table 3 (TC, 1–5)"),
+        MetricLink("rise:pr", ("rise_pr",), "pr", 1.0, 5.0, _LIKERT5, "value", "RISE Table 3 (PR, 1–5)"),
+        MetricLink("rise:vq", ("rise_vq",), "vq", 1.0, 3.0, (1.0, 2.0, 3.0), "value", "RISE Table 3 (VQ, 1–3)"),
+    ),
 )
 
 from vreason._moved import forward_attrs  # noqa: E402
