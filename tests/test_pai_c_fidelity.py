@@ -102,6 +102,33 @@ def test_threads_default_to_the_cores_in_the_main_process_and_one_in_a_worker():
         PaiCOptions(frame_threads=-1)
 
 
+def _opencv_threads_in_worker(q):
+    import cv2
+
+    cv2.setNumThreads(2)
+    seen = []
+
+    def pairs():
+        for g, p in _pairs(2):
+            seen.append(cv2.getNumThreads())
+            yield g, p
+
+    F.fidelity(pairs(), "medium", False, 0)  # automatic = 1 frame thread in a worker process
+    q.put((seen, cv2.getNumThreads()))
+
+
+def test_a_pool_worker_scores_serially_with_one_opencv_thread():
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    p = ctx.Process(target=_opencv_threads_in_worker, args=(q,))
+    p.start()
+    seen, after = q.get(timeout=120)
+    p.join(timeout=30)
+    assert set(seen) == {1} and after == 2
+
+
 def test_opencv_runs_one_thread_inside_the_frame_pool_and_is_restored_after():
     import cv2
 

@@ -7,9 +7,10 @@ result depends on another frame, so frames are computed on a thread pool (OpenCV
 array arithmetic release the GIL) while the caller keeps decoding; results come back **in frame order** and
 are accumulated in that order, so the numbers are the serial path's, bit for bit (tested). In-flight work is
 bounded to ``2 × threads`` frame pairs, so memory stays bounded by a small batch, not the video. While the
-pool runs, OpenCV's own thread pool is set to one thread (restored afterwards): each frame's filter then runs
-on its own core instead of two pools contending for the same cores (measured: ≈ 10 % less CPU for the same
-bilateral filters, and shorter wall time, on 2 cores). OpenCV's result does not depend on its thread count.
+pool runs — and in a scoring pool's worker process — OpenCV's own thread pool is set to one thread (restored
+afterwards): each frame's filter then runs on its own core instead of two pools contending for the same cores
+(measured: ≈ 10 % less CPU for the same bilateral filters, and shorter wall time, on 2 cores). The numbers do
+not depend on OpenCV's thread count (tested against the default-threads path, exact).
 
 With ``device=cuda`` (and a GPU visible to torch) the bilateral filter and SSIM run in torch on the GPU
 (:mod:`vreason.protocols.pai_c_torch`, within 1e-4 of this path, checked on CPU tensors); otherwise, and by
@@ -81,15 +82,19 @@ def available_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def _in_worker() -> bool:
+    import multiprocessing
+
+    return multiprocessing.parent_process() is not None
+
+
 def resolve_threads(threads: int | None) -> int:
     """``threads`` ≥ 1 as given; 0 or None = automatic: the available cores in a main process (``--workers 1``,
     a library call, the benchmark), 1 in a child process such as a scoring pool's worker (one worker per core
     already fills the machine, as for codec threads)."""
-    import multiprocessing
-
     if threads and int(threads) > 0:
         return int(threads)
-    return 1 if multiprocessing.parent_process() is not None else available_cores()
+    return 1 if _in_worker() else available_cores()
 
 
 class _OpenCvSerial:
@@ -244,11 +249,11 @@ def fidelity(pairs: Iterable[tuple[np.ndarray, np.ndarray]], preset: str = "medi
             add_frame(blur, edges, f)
         return blur, edges
     n = resolve_threads(threads)
-    if n <= 1:
+    if n <= 1 and not _in_worker():  # serial in the main process: OpenCV's threads as the released flow has them
         for f in ordered_map(one, items, n):
             add_frame(blur, edges, f)
         return blur, edges
-    with OPENCV_SERIAL:  # the frames are the parallel unit; OpenCV's own pool would only contend for the cores
+    with OPENCV_SERIAL:  # the frame pool, or a pool worker (the pool fills the cores): one OpenCV thread each
         for f in ordered_map(one, items, n):
             add_frame(blur, edges, f)
     return blur, edges
