@@ -125,7 +125,7 @@ def test_determinism(family):
 
 
 def test_maze_wall_crossing_and_half_way_are_caught():
-    from vreason.synth.maze import Maze, _positions
+    from vreason.synth.families.maze.family import Maze, _positions
 
     fam = Maze()
     for idx in range(10):
@@ -224,7 +224,7 @@ def test_other_render_configs(family, cfg):
 
 
 def test_maze_short_video_of_the_solution_still_passes_but_a_cut_does_not():
-    from vreason.synth.maze import _positions
+    from vreason.synth.families.maze.family import _positions
 
     fam = get_family("maze")
     inst = make_instance("maze", "hard", 2, 5, CFG)

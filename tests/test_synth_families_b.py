@@ -150,7 +150,7 @@ def test_deterministic_per_seed_and_json_state(fam):
 
 
 def test_oddoneout_second_box_or_partial_box_fails():
-    from vreason.synth.oddoneout import BOX, _box_rect
+    from vreason.synth.families.oddoneout.family import BOX, _box_rect
     from vreason.synth.shapes import partial_rect
 
     inst = instance("oddoneout", "medium", 0)
@@ -171,7 +171,7 @@ def test_oddoneout_second_box_or_partial_box_fails():
 
 
 def test_sequence_half_faded_or_wrong_answer_fails():
-    from vreason.synth.sequence import render_row
+    from vreason.synth.families.sequence.family import render_row
 
     inst = instance("sequence", "hard", 0)
     st = inst.state
@@ -184,7 +184,7 @@ def test_sequence_half_faded_or_wrong_answer_fails():
 
 
 def test_gravity_wrong_physics_fails_named_checks():
-    from vreason.synth.gravity import _render, simulate
+    from vreason.synth.families.gravity.family import _render, simulate
 
     inst = instance("gravity", "medium", 0)
     st = inst.state

@@ -1,7 +1,7 @@
 """The built-in suite's text families (sudoku, arithmetic, choice, numseq): deterministic instances with a
 valid TiViBench record, ground truth passing and trivial baselines failing through the suite's scorer (H.264),
 the PIL font offline and deterministic, and no OCR engine → unscored (never 0). The cheats and honest
-renderings are in tests/test_synth_adversarial.py (adversary_c)."""
+renderings are in tests/test_synth_adversarial.py (vreason.synth.families.<family>.adversary)."""
 
 import numpy as np
 import pytest
@@ -50,7 +50,7 @@ def test_font_is_the_scalable_builtin_and_deterministic():
 
 
 def test_sudoku_puzzles_are_valid_and_unique():
-    from vreason.synth.sudoku import count_solutions
+    from vreason.synth.families.sudoku.family import count_solutions
 
     for d in DIFFICULTIES:
         st = make_instance("sudoku", d, 0, SEED, CFG).state

@@ -25,7 +25,7 @@ def _hops(path, k: int, hold: int):
 
 # ------------------------------------------------------------------ maze
 def test_maze_corridor_distance_follows_the_corridors():
-    from vreason.synth.maze_check import corridor_distances
+    from vreason.synth.families.maze.check import corridor_distances
 
     open_ = [[2, 8 | 4], [0 | 2, 8 | 1]]  # 2×2: (0,0)-(0,1) open, (0,1)-(1,1) open, (1,1)-(1,0) open
     pts = np.array([[0.0, 0.0], [0.0, 1.0], [1.0, 1.0], [1.0, 0.0], [0.0, 0.5], [1.0, 0.5]])
@@ -48,7 +48,7 @@ def test_maze_stop_motion_hops_fail_at_any_length(hold):
 
 @pytest.mark.parametrize("fps,speed", [(8, 1), (8, 2), (16, 2), (24, 1), (60, 2)])
 def test_maze_honest_walk_passes_at_other_rates_and_speeds(fps, speed):
-    from vreason.synth.maze import _positions
+    from vreason.synth.families.maze.family import _positions
 
     fam = get_family("maze")
     inst = make_instance("maze", "hard", 1, 5, CFG)

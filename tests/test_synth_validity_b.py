@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from vreason.synth import frametools as ft
-from vreason.synth.adversary_b import exposure, hue_shift, letterbox, shake
+from vreason.synth.adversary_replay import exposure, hue_shift, letterbox, shake
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import get_family, make_instance
 
@@ -66,7 +66,7 @@ def test_darker_video_keeps_unchanged_checks_of_final_state_families():
 def test_oddoneout_second_box_of_another_colour_and_thin_box_fail():
     import cv2
 
-    from vreason.synth.oddoneout import _box_rect
+    from vreason.synth.families.oddoneout.family import _box_rect
 
     i = inst("oddoneout", "medium")
     st = i.state
@@ -81,7 +81,7 @@ def test_oddoneout_second_box_of_another_colour_and_thin_box_fail():
 
 
 def test_sequence_other_card_changing_colour_fails():
-    from vreason.synth.sequence import render_row
+    from vreason.synth.families.sequence.family import render_row
     from vreason.synth.shapes import PALETTE
 
     i = inst("sequence", "medium")
@@ -101,7 +101,7 @@ def test_sequence_any_card_recoloured_to_any_palette_colour_fails_under_an_expos
     """Every palette colour on another card fails, even when the scene's few saturated objects make a global hue
     correction absorb part of it (seed 204866161: green → teal beside one other green card passed before);
     the same scene under an honest exposure/hue camera passes."""
-    from vreason.synth.sequence import render_row
+    from vreason.synth.families.sequence.family import render_row
     from vreason.synth.shapes import PALETTE
 
     i = make_instance("sequence", "medium", 0, seed, CFG)
@@ -123,7 +123,7 @@ def test_sequence_any_card_given_another_shape_or_count_fails_and_is_parsed_as_t
     """Another card shows any other shape (same count) or one more/fewer item: its content parses as that state
     (seeds 9 and 19: three/four small shapes changed passed the 2-px excess check before); the same scene
     under an honest exposure/hue camera parses every card as its own state."""
-    from vreason.synth.sequence import render_row
+    from vreason.synth.families.sequence.family import render_row
 
     i = make_instance("sequence", "hard", 0, seed, CFG)
     st = i.state
@@ -144,7 +144,7 @@ def test_sequence_any_card_given_another_shape_or_count_fails_and_is_parsed_as_t
 
 
 def _ball(i, fps: float, seconds: float, release: float = 0.0, **change):
-    from vreason.synth.gravity import _render, simulate_at
+    from vreason.synth.families.gravity.family import _render, simulate_at
 
     st = i.state
     p = {**{k: st[k] for k in ("start", "v0", "r", "e", "g", "floor_y")}, **change}
@@ -172,7 +172,7 @@ def test_gravity_in_seconds_release_detected_physics_checked(difficulty):
 
 
 def test_gravity_end_state_must_last_and_short_video_is_named():
-    from vreason.synth.gravity import _background
+    from vreason.synth.families.gravity.family import _background
 
     i = inst("gravity", "medium")
     fam = get_family("gravity")

@@ -109,7 +109,7 @@ def test_mcq_without_ocr_still_scores_by_option_position():
 # ------------------------------------------------------------------ sudoku
 @pytest.mark.parametrize("difficulty", ["easy", "hard"])
 def test_sudoku_ground_truth_passes_and_wrong_fails(env, difficulty, tmp_path):
-    from vreason.synth.sudoku import cell_rect, render
+    from vreason.synth.families.sudoku.family import cell_rect, render
 
     inst = make_instance("sudoku", difficulty, 0, SEED, CFG)
     p = tivi(inst)
@@ -143,7 +143,7 @@ def test_sudoku_finds_the_grid_without_a_region(env):
 
 # ------------------------------------------------------------------ math
 def test_math_answer_after_equals(env, tmp_path):
-    from vreason.synth.arithmetic import render
+    from vreason.synth.families.arithmetic.family import render
 
     inst = make_instance("arithmetic", "hard", 0, SEED, CFG)
     p = tivi(inst)
@@ -162,7 +162,7 @@ def test_math_answer_after_equals(env, tmp_path):
 # ------------------------------------------------------------------ multiple choice
 def test_mcq_exactly_the_right_box(env, tmp_path):
     fam_inst = make_instance("choice", "medium", 0, SEED, CFG)
-    from vreason.synth.choice import render
+    from vreason.synth.families.choice.family import render
 
     st, p = fam_inst.state, tivi(fam_inst)
     c = st["correct"]
@@ -183,7 +183,7 @@ def test_mcq_exactly_the_right_box(env, tmp_path):
 
 # ------------------------------------------------------------------ numeric sequence
 def test_sequence_cells_and_region(env, tmp_path):
-    from vreason.synth.numseq import render
+    from vreason.synth.families.numseq.family import render
 
     inst = make_instance("numseq", "hard", 0, SEED, CFG)
     st, p = inst.state, tivi(inst)

@@ -5,10 +5,10 @@ a wrong route and a wrong order fail for the named reason."""
 import numpy as np
 import pytest
 
-from vreason.synth import graph as g
-from vreason.synth import match3 as m
 from vreason.synth.adversary_honest import cut
 from vreason.synth.base import RenderConfig
+from vreason.synth.families.graph import family as g
+from vreason.synth.families.match3 import family as m
 from vreason.synth.suite import make_instance
 from vreason.verify.annotations import EliminationParams, GroundingParams, TrackingParams
 from vreason.verify.checks import CheckEnv, get_check
