@@ -34,7 +34,7 @@ import httpx
 
 from vreason.generate.http_client import Client, make_client
 from vreason.generate.job_ledger import JobLedger
-from vreason.http_retry import RETRYABLE, Failure, RetryPolicy, classify_exception, classify_status
+from vreason.http_retry import RETRYABLE, Failure, RetryPolicy, classify_exception, classify_status, parse_retry_after
 from vreason.http_retry import Kind as ErrorKind
 from vreason.store import redact_text
 
@@ -163,8 +163,11 @@ class RetrySettings:
 @dataclass
 class EngineSettings:
     poll_s: float = 10.0
+    """The longest wait between polls."""
     poll_first_s: float | None = None
     """Wait before the first poll (default ``poll_s``): set it near the typical render time."""
+    poll_min_s: float | None = None
+    """First wait after a pending poll, doubled each time up to ``poll_s`` (default ``poll_s``: fixed)."""
     timeout_s: float = 3600.0
     max_in_flight: int | None = None
     retry: RetrySettings = field(default_factory=RetrySettings)
@@ -177,7 +180,7 @@ class EngineSettings:
     recreate_after_ambiguous: bool = False
     """Without idempotency key or look-up, create again after an ambiguous failure (may pay twice)."""
     http_client: str = "auto"
-    """``lean`` (h11 over asyncio, keep-alive), ``httpx``, or ``auto``: lean unless a proxy is configured
+    """``lean`` (HTTP/1.1 over asyncio, keep-alive), ``httpx``, or ``auto``: lean unless a proxy is configured
     (:mod:`vreason.generate.http_client`)."""
     keepalive: int = 32
     """Idle keep-alive connections kept per origin (one client per engine and event loop)."""
@@ -324,6 +327,7 @@ class JobEngine:
         first = s.poll_s if resumed or s.poll_first_s is None else s.poll_first_s
         await asyncio.sleep(0 if resumed else first)
         state = "queued"
+        wait = min(s.poll_min_s or s.poll_s, s.poll_s)
         while True:
             try:
                 resp = await self.send(self.adapter.poll_call(job_id), client)
@@ -343,13 +347,16 @@ class JobEngine:
             if res.state == "done":
                 return await self._download(client, key, job_id, res, out_path)
             state = res.reason or "pending"
+            hint = parse_retry_after(resp.headers)  # the API's own "ask again in …", capped at poll_s
+            step = min(s.poll_s, hint) if hint is not None and hint > 0 else wait
+            wait = min(s.poll_s, wait * 2)
             margin = min(1.0, 0.1 * s.timeout_s)  # finish (and say why) before a caller's own cut at timeout_s
-            if time.monotonic() - t0 + s.poll_s + margin > s.timeout_s:
+            if time.monotonic() - t0 + step + margin > s.timeout_s:
                 reason = (f"timed out after {s.timeout_s:g} s waiting for job {job_id} (last status: "
                           f"{self.scrub(state)}); the job id is kept, --retry-failed polls it again")
                 self.ledger.finish(key, "timeout", reason)
                 return JobOutcome("failed", reason, job_id)
-            await asyncio.sleep(s.poll_s)
+            await asyncio.sleep(step)
 
     async def _download(self, client: Client, key: str, job_id: str, res: PollResult,
                         out_path: str) -> JobOutcome:

@@ -3,7 +3,8 @@
 Two implementations behind one small interface (``request(...) -> response`` with ``status_code``,
 ``headers``, ``content``, ``json()``, ``text``; ``aclose()``):
 
-* :class:`LeanClient` (default) — HTTP/1.1 over asyncio streams with h11 (the parser httpx itself uses),
+* :class:`LeanClient` (default) — HTTP/1.1 over asyncio streams (a small codec: Content-Length, chunked or
+  to-the-close bodies),
   http and https (the system's CA bundle through ``httpx.create_ssl_context``), a keep-alive pool per
   origin, redirects followed (credentials dropped when the origin changes), replies to 2xx optionally
   streamed to a file. One request costs ≈ 0.25 ms of client CPU against a loopback server where a
@@ -26,7 +27,6 @@ import urllib.request
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import urlencode, urljoin, urlsplit
 
-import h11
 import httpx
 
 _REDIRECTS = (301, 302, 303, 307, 308)
@@ -91,21 +91,123 @@ def encode_body(json: Any = None, data: dict[str, str] | None = None,
 
 
 class _Conn:
-    __slots__ = ("reader", "writer", "h11", "expired")
+    __slots__ = ("reader", "writer", "expired")
 
     def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        self.reader, self.writer, self.h11 = reader, writer, h11.Connection(h11.CLIENT)
-        self.expired = False
+        self.reader, self.writer, self.expired = reader, writer, False
 
     def expire(self) -> None:  # the read/write timeout fired: the connection is cut, the call raises
         self.expired = True
         self.writer.transport.abort()
 
     def usable(self) -> bool:  # the server may have closed an idle keep-alive connection
-        return not (self.reader.at_eof() or self.writer.is_closing()) and self.h11.our_state is h11.IDLE
+        return not (self.reader.at_eof() or self.writer.is_closing())
 
     def close(self) -> None:
         self.writer.transport.abort()
+
+
+class _Cut(Exception):
+    """The connection ended (or broke) before the reply did; ``got``: some of the reply had arrived."""
+
+    def __init__(self, got: bool, message: str):
+        super().__init__(message)
+        self.got = got
+
+
+def _head(method: str, target: str, headers: list[tuple[str, str]]) -> bytes:
+    lines = [f"{method} {target} HTTP/1.1"]
+    for k, v in headers:
+        if "\r" in k or "\n" in k or "\r" in v or "\n" in v or ":" in k:
+            raise httpx.LocalProtocolError(f"invalid header {k!r}")  # no header injection
+        lines.append(f"{k}: {v}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+
+
+async def _read_reply(conn: _Conn, method: str, sink: BinaryIO | None,
+                      on_read: Any) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
+    """(status, raw headers, body, keep-alive) of one HTTP/1.1 reply: Content-Length, chunked, or until
+    the connection closes; 1xx replies skipped; a 2xx body goes to ``sink`` when given."""
+    r = conn.reader
+    got = False
+    try:
+        while True:
+            block = await r.readuntil(b"\r\n\r\n")
+            got = True
+            on_read()
+            lines = block[:-4].split(b"\r\n")
+            parts = lines[0].split(b" ", 2)
+            if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
+                raise _Cut(True, f"not an HTTP/1.x status line: {lines[0][:80]!r}")
+            status = int(parts[1])
+            if status >= 200 or status == 101:
+                break
+        raw: list[tuple[bytes, bytes]] = []
+        length: int | None = None
+        chunked = close = False
+        for line in lines[1:]:
+            k, sep, v = line.partition(b":")
+            if not sep:
+                raise _Cut(True, f"bad header line {line[:80]!r}")
+            k, v = k.strip(), v.strip()
+            raw.append((k, v))
+            lk = k.lower()
+            if lk == b"content-length":
+                length = int(v)
+            elif lk == b"transfer-encoding":
+                chunked = v.lower().endswith(b"chunked")
+            elif lk == b"connection":
+                close = b"close" in v.lower()
+        close = close or parts[0] == b"HTTP/1.0"
+        to_file = sink is not None and 200 <= status < 300
+        chunks: list[bytes] = []
+
+        def take(data: bytes) -> None:
+            if to_file:
+                sink.write(data)  # type: ignore[union-attr]
+            else:
+                chunks.append(data)
+
+        if method == "HEAD" or status in (204, 304):
+            pass
+        elif chunked:
+            while True:
+                size = int((await r.readuntil(b"\r\n")).split(b";", 1)[0].strip() or b"0", 16)
+                on_read()
+                if size == 0:
+                    while (await r.readuntil(b"\r\n")) != b"\r\n":  # trailers
+                        pass
+                    break
+                while size:
+                    piece = await r.read(min(size, _CHUNK))
+                    if not piece:
+                        raise _Cut(True, "connection closed inside a chunk")
+                    on_read()
+                    take(piece)
+                    size -= len(piece)
+                await r.readexactly(2)
+        elif length is not None:
+            left = length
+            while left:
+                piece = await r.read(min(left, _CHUNK))
+                if not piece:
+                    raise _Cut(True, f"connection closed {left} bytes before the reply's end")
+                on_read()
+                take(piece)
+                left -= len(piece)
+        else:  # delimited by the end of the connection
+            close = True
+            while piece := await r.read(_CHUNK):
+                on_read()
+                take(piece)
+        return status, raw, b"".join(chunks), not close
+    except asyncio.IncompleteReadError as e:
+        raise _Cut(got or bool(e.partial), "server disconnected without sending a reply" if not (got or e.partial)
+                   else "connection closed mid-reply") from None
+    except asyncio.LimitOverrunError:
+        raise _Cut(True, "reply header too long") from None
+    except ValueError as e:
+        raise _Cut(True, f"bad reply framing: {e}") from None
 
 
 class LeanClient:
@@ -167,12 +269,13 @@ class LeanClient:
                 ("Accept-Encoding", "identity"), *headers.items()]
         if body or method in ("POST", "PUT", "PATCH"):
             head.append(("Content-Length", str(len(body))))
+        wire = _head(method, target, head) + body  # checked before any connection is made
         idle = self._idle.get(key)
         while idle:
             conn = idle.pop()
             if conn.usable():
                 try:
-                    return await self._exchange(conn, key, method, target, head, body, timeout, sink)
+                    return await self._exchange(conn, key, method, wire, timeout, sink)
                 except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
                     # a reused connection the server had closed: a GET is simply sent again on a new one;
                     # anything else may have been received, the caller classifies it
@@ -181,80 +284,54 @@ class LeanClient:
                     break
             conn.close()
         conn = await self._connect(*key)
-        return await self._exchange(conn, key, method, target, head, body, timeout, sink)
+        return await self._exchange(conn, key, method, wire, timeout, sink)
 
-    async def _exchange(self, conn: _Conn, key: tuple[str, str, int], method: str, target: str,
-                        head: list[tuple[str, str]], body: bytes, timeout: float,
+    async def _exchange(self, conn: _Conn, key: tuple[str, str, int], method: str, wire: bytes, timeout: float,
                         sink: BinaryIO | None) -> LeanResponse:
-        h = conn.h11
-        got = False
         # one timer, re-armed after every read, instead of a wait_for task per read: the timeout is the
         # longest silence (as httpx's read timeout), and firing cuts the connection
         loop = asyncio.get_running_loop()
-        timer = loop.call_later(timeout, conn.expire)
+        timer = [loop.call_later(timeout, conn.expire)]
+
+        def rearm() -> None:
+            timer[0].cancel()
+            timer[0] = loop.call_later(timeout, conn.expire)
+
         try:
-            out = h.send(h11.Request(method=method, target=target, headers=head))
-            if body:
-                out += h.send(h11.Data(data=body))
-            conn.writer.write(out + h.send(h11.EndOfMessage()))
+            conn.writer.write(wire)
             try:
                 await conn.writer.drain()
             except OSError as e:
                 if conn.expired:
                     raise httpx.WriteTimeout(f"sending took over {timeout:g} s") from None
                 raise httpx.WriteError(f"{type(e).__name__}: {e}") from None
-            resp: h11.Response | None = None
-            chunks: list[bytes] = []
-            to_file = False
-            while True:
-                ev = h.next_event()
-                if ev is h11.NEED_DATA:
-                    try:
-                        data = await conn.reader.read(_CHUNK)
-                    except OSError as e:
-                        if conn.expired:
-                            raise httpx.ReadTimeout(f"no reply within {timeout:g} s") from None
-                        raise httpx.ReadError(f"{type(e).__name__}: {e}") from None
-                    if conn.expired:
-                        raise httpx.ReadTimeout(f"no reply within {timeout:g} s")
-                    timer.cancel()
-                    timer = loop.call_later(timeout, conn.expire)
-                    got = got or bool(data)
-                    h.receive_data(data)
-                elif isinstance(ev, h11.Response):
-                    resp = ev
-                    to_file = sink is not None and 200 <= ev.status_code < 300
-                elif isinstance(ev, h11.Data):
-                    if to_file:
-                        sink.write(ev.data)  # type: ignore[union-attr]
-                    else:
-                        chunks.append(bytes(ev.data))
-                elif isinstance(ev, h11.EndOfMessage):
-                    break
-                elif isinstance(ev, h11.ConnectionClosed):
-                    raise h11.RemoteProtocolError("connection closed before the reply ended")
-        except h11.RemoteProtocolError as e:
+            status, raw, content, keep = await _read_reply(conn, method, sink, rearm)
+        except _Cut as e:
             conn.close()
             if conn.expired:
                 raise httpx.ReadTimeout(f"no reply within {timeout:g} s") from None
-            err = httpx.RemoteProtocolError(
-                "server disconnected without sending a reply" if not got else f"bad reply: {e}")
-            err.got_bytes = got  # type: ignore[attr-defined]
+            err = httpx.RemoteProtocolError(str(e))
+            err.got_bytes = e.got  # type: ignore[attr-defined]
             raise err from None
+        except OSError as e:
+            conn.close()
+            if conn.expired:
+                raise httpx.ReadTimeout(f"no reply within {timeout:g} s") from None
+            err2 = httpx.ReadError(f"{type(e).__name__}: {e}")
+            err2.got_bytes = False  # type: ignore[attr-defined]
+            raise err2 from None
         except BaseException as e:
             conn.close()
-            if isinstance(e, httpx.ReadError | httpx.WriteError):
-                e.got_bytes = got  # type: ignore[attr-defined]
+            if isinstance(e, httpx.WriteError):
+                e.got_bytes = False  # type: ignore[attr-defined]
             raise
         finally:
-            timer.cancel()
-        assert resp is not None
-        if h.our_state is h11.DONE and h.their_state is h11.DONE and len(self._idle.get(key, ())) < self.keepalive:
-            h.start_next_cycle()
+            timer[0].cancel()
+        if keep and len(self._idle.get(key, ())) < self.keepalive:
             self._idle.setdefault(key, []).append(conn)
         else:
             conn.close()
-        return LeanResponse(resp.status_code, httpx.Headers(resp.headers.raw_items()), b"".join(chunks))
+        return LeanResponse(status, httpx.Headers(raw), content)
 
     async def aclose(self) -> None:
         for conns in self._idle.values():

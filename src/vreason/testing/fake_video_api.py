@@ -19,6 +19,7 @@ Ambiguous create failures: ``after_create`` is a list of faults consumed one per
 without a reply), ``"stall"`` (the job exists, no reply for ``stall_s`` seconds, then the connection is
 cut) or ``None`` (a normal reply). With ``idempotency=True`` a create repeated with an
 ``Idempotency-Key`` already seen makes no job and answers the first job (``Idempotent-Replayed: true``).
+With ``poll_hint=True`` a pending poll carries ``retry-after-ms`` (the time the job still needs).
 ``GET /v1/videos`` lists the OpenAI-shape jobs newest first (``limit``, ``order``, and — an extension
 of the fake — ``client_reference``, the ``Idempotency-Key`` a job was created with).
 """
@@ -88,12 +89,12 @@ class FakeVideoAPI:
                  policy: Callable[[dict[str, Any]], Behavior | None] | None = None,
                  transient: dict[str, list[int]] | None = None, retry_after: float = 0.0,
                  api_key: str | None = None, after_create: list[str | None] | None = None,
-                 idempotency: bool = False, stall_s: float = 30.0):
+                 idempotency: bool = False, stall_s: float = 30.0, poll_hint: bool = False):
         self.latency, self.video, self.policy = latency, video, policy
         self.transient = {k: list(v) for k, v in (transient or {}).items()}
         self.retry_after, self.api_key = retry_after, api_key
         self.after_create = list(after_create or [])
-        self.idempotency, self.stall_s = idempotency, stall_s
+        self.idempotency, self.stall_s, self.poll_hint = idempotency, stall_s, poll_hint
         self.by_idempotency_key: dict[str, tuple[int, Any]] = {}
         self.faults_fired: Counter[str] = Counter()
         self.jobs: dict[str, _Job] = {}
@@ -338,7 +339,10 @@ def handle(api: FakeVideoAPI, method: str, target: str, headers: dict[str, str],
         return _json(404, _error(shape, 404, f"no job {jid}"))
     state, body = api._status(job)
     if route == "poll":
-        return _json(200, body)
+        left = job.ready_at - time.monotonic()
+        hint = {"retry-after-ms": f"{max(1, round(left * 1000))}"} if api.poll_hint and state == "pending" and \
+            left != float("inf") else None
+        return _json(200, body, hint)
     if state != "done":
         return _json(404, _error(shape, 404, f"job {jid} has no video ({state})"))
     return 200, api._content(job), "video/mp4", {}
