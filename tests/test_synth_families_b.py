@@ -21,7 +21,7 @@ from vreason.synth.base import DIFFICULTIES, FAMILIES, RenderConfig, TaskInstanc
 
 NAMES = ("oddoneout", "sequence", "gravity", "sliding")
 for _m in NAMES:
-    importlib.import_module(f"vreason.synth.{_m}")
+    importlib.import_module(f"vreason.synth.families.{_m}.family")
 
 CFG = RenderConfig()
 CASES = [(f, d, i) for f in NAMES for d in DIFFICULTIES for i in range(2)]

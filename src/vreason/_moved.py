@@ -56,6 +56,34 @@ MOVED: dict[str, str] = {
     "vreason.runner.deathguard": "vreason.core.deathguard",
     "vreason.optimize.variants": "vreason.data.prompt_variants",
     "vreason.judge.suite_answerer": "vreason.synth.answerer",
+    # the suite: one package per family (vreason.synth.families.<family>: family, check, adversary)
+    "vreason.synth.maze": "vreason.synth.families.maze.family",
+    "vreason.synth.symmetry": "vreason.synth.families.symmetry.family",
+    "vreason.synth.sorting": "vreason.synth.families.sorting.family",
+    "vreason.synth.connect": "vreason.synth.families.connect.family",
+    "vreason.synth.oddoneout": "vreason.synth.families.oddoneout.family",
+    "vreason.synth.sequence": "vreason.synth.families.sequence.family",
+    "vreason.synth.gravity": "vreason.synth.families.gravity.family",
+    "vreason.synth.sliding": "vreason.synth.families.sliding.family",
+    "vreason.synth.sudoku": "vreason.synth.families.sudoku.family",
+    "vreason.synth.arithmetic": "vreason.synth.families.arithmetic.family",
+    "vreason.synth.choice": "vreason.synth.families.choice.family",
+    "vreason.synth.numseq": "vreason.synth.families.numseq.family",
+    "vreason.synth.match3": "vreason.synth.families.match3.family",
+    "vreason.synth.counting": "vreason.synth.families.counting.family",
+    "vreason.synth.graph": "vreason.synth.families.graph.family",
+    "vreason.synth.toolqa": "vreason.synth.families.toolqa.family",
+    "vreason.synth.maze_check": "vreason.synth.families.maze.check",
+    "vreason.synth.sorting_check": "vreason.synth.families.sorting.check",
+    "vreason.synth.connect_check": "vreason.synth.families.connect.check",
+    "vreason.synth.gravity_check": "vreason.synth.families.gravity.check",
+    "vreason.synth.sliding_check": "vreason.synth.families.sliding.check",
+    # the part-B honest transforms (exposure, hue_shift, resize, retime, ...); adversary_a/c/d had no public
+    # names: they resolve to the registry (vreason.synth.adversary.load_variants() registers every family's)
+    "vreason.synth.adversary_b": "vreason.synth.adversary_replay",
+    "vreason.synth.adversary_a": "vreason.synth.adversary",
+    "vreason.synth.adversary_c": "vreason.synth.adversary",
+    "vreason.synth.adversary_d": "vreason.synth.adversary",
     # -- end of table --
 }
 

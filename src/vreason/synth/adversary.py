@@ -8,7 +8,7 @@ H.264, decoded and passed through :class:`~vreason.synth.scorer.SynthVerifierSco
 
 The set is used by the tests (zero false passes and zero false fails are required) and by
 ``benchmarks/bench_synth_validity.py`` (false-pass / false-fail counts per family on fresh seeds).
-Variants are registered per family with :func:`variant` in the ``adversary_*`` modules.
+Variants are registered per family with :func:`variant` in ``vreason.synth.families.<family>.adversary``.
 """
 
 from __future__ import annotations
@@ -22,8 +22,10 @@ import numpy as np
 
 from vreason.synth.base import DIFFICULTIES, RenderConfig, TaskInstance
 
-ADVERSARY_MODULES = ("vreason.synth.adversary_a", "vreason.synth.adversary_b", "vreason.synth.adversary_c",
-                     "vreason.synth.adversary_d")
+ADVERSARY_MODULES = tuple(f"vreason.synth.families.{f}.adversary" for f in (
+    "maze", "symmetry", "sorting", "connect", "oddoneout", "sequence", "gravity", "sliding", "sudoku", "arithmetic",
+    "choice", "numseq", "graph", "counting", "match3", "toolqa"))
+"""Each family's adversarial variants (``vreason.synth.families.<family>.adversary``), in registration order."""
 
 
 @dataclass

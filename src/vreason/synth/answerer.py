@@ -4,8 +4,8 @@ yes/no questions by evaluating each question's programmatic predicate on the fra
 It lets the whole VLM-QA path — frames sampled and sent, the template's prompt, the reply parsed, the
 all-correct rule — run offline with known right answers. It reads the numbered questions of the request
 (``1. …?`` lines, after a ``Questions`` heading when there is one), answers each with the predicate of the
-suite's question grammar (:data:`vreason.synth.toolqa.QUESTIONS`) on the request's images in order (first
-… last), and replies ``{"answers": ["yes" | "no", …]}``. A question outside the grammar, a request with no
+suite's question grammar (:data:`vreason.synth.families.toolqa.family.QUESTIONS`) on the request's images in
+order (first … last), and replies ``{"answers": ["yes" | "no", …]}``. A question outside the grammar, a request with no
 numbered question or no image gets the reply ``I don't know.`` — which no QA parser accepts, so the
 sample ends unscored with the raw reply, never counted as a wrong answer.
 """
@@ -47,7 +47,7 @@ class SuiteAnswerer(Judge):
         return {}
 
     def reply_text(self, request: JudgeRequest) -> str:
-        from vreason.synth.toolqa import answer
+        from vreason.synth.families.toolqa.family import answer
 
         text = "\n".join(p.text for p in request.parts if isinstance(p, TextPart))
         qs = questions(text)

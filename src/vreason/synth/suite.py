@@ -30,14 +30,15 @@ from vreason.synth.base import DIFFICULTIES, FAMILIES, RenderConfig, TaskFamily,
 
 FAMILY_MODULES = ("maze", "symmetry", "sorting", "connect", "oddoneout", "sequence", "gravity", "sliding",
                   "sudoku", "arithmetic", "choice", "numseq", "match3", "counting", "graph", "toolqa")
-"""Family modules in suite order; each registers its family on import."""
+"""Family packages in suite order (``vreason.synth.families.<name>``); each one's ``family`` module registers
+the family on import."""
 BENCHMARK = "synth"
 
 
 def load_families() -> dict[str, type[TaskFamily]]:
     """Import every family module that exists; returns the registry (name → class)."""
     for mod in FAMILY_MODULES:
-        name = f"vreason.synth.{mod}"
+        name = f"vreason.synth.families.{mod}.family"
         try:
             importlib.import_module(name)
         except ModuleNotFoundError as exc:

@@ -4,7 +4,7 @@ Easy: 3×3, one move; medium: 3×3, 2–3 moves; hard: 4×4, 3–4 moves. The ta
 as a small inset on the right. The solution is a shortest move sequence (breadth-first search),
 each tile gliding into the blank.
 
-Verifier (:mod:`vreason.synth.sliding_check`): frames are letterbox-cropped, a shake is undone
+Verifier (:mod:`vreason.synth.families.sliding.check`): frames are letterbox-cropped, a shake is undone
 (registered on the target inset, which never changes) and the colours are corrected (global hue
 rotation undone, then an affine colour map fitted on the background and inset, which hold every tile
 colour). Every frame's board is read cell by cell against the tile templates; stable readings form a
@@ -235,7 +235,7 @@ class Sliding(TaskFamily):
 
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
-        from vreason.synth.sliding_check import check_video
+        from vreason.synth.families.sliding.check import check_video
 
         frames, bad = ft.usable(frames, cfg)
         if bad is not None:

@@ -7,7 +7,7 @@ is lifted clear over the other — passing through each other, a cut or a fade f
 as a "missing" bar. Speeds are in slots and canvas heights per second (frame times from the video),
 each change between rest arrangements is one swap of neighbours, at most one bar is off the shelf,
 nothing else appears, and every frame of the last 0.15 s shows the bars at rest, sorted (see
-:mod:`vreason.synth.sorting_check` for the limits and docs/suite_validity.md for the measured
+:mod:`vreason.synth.families.sorting.check` for the limits and docs/suite_validity.md for the measured
 margins). Score = 1 − remaining inversions / initial inversions, halved when a process check fails
 (0 when frame 0 is not the task's arrangement); pass = every check holds.
 """
@@ -164,7 +164,7 @@ class Sorting(TaskFamily):
 
     # ----------------------------------------------------------------- verification
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
-        from vreason.synth import sorting_check as sc
+        from vreason.synth.families.sorting import check as sc
 
         w0, h0 = state["canvas"]
         s = 0.25

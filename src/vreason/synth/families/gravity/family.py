@@ -4,7 +4,7 @@ The solution is the simulated trajectory (analytic flights, restitution ``e`` an
 friction at each bounce, rolling friction once the bounces die out). Difficulty: easy = dropped,
 big ball; medium = thrown; hard = thrown harder (upward too), smaller and bouncier ball (more bounces).
 
-Verifier (:mod:`vreason.synth.gravity_check`): frames are letterbox-cropped and a vertical shake is
+Verifier (:mod:`vreason.synth.families.gravity.check`): frames are letterbox-cropped and a vertical shake is
 undone (registered on the floor line); the ball is tracked by colour per frame and compared, on the
 video's own clock in seconds, with the scene's simulation let go at a detected release time (the
 ball "hangs" first, for any time). Checks: start position, the video shows enough motion after the
@@ -198,7 +198,7 @@ class Gravity(TaskFamily):
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
         from vreason.synth.base import frame_times
-        from vreason.synth.gravity_check import check_trajectory, track_ball
+        from vreason.synth.families.gravity.check import check_trajectory, track_ball
 
         try:
             t = frame_times(len(frames), cfg, times)

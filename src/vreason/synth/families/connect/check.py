@@ -7,7 +7,7 @@ from every row/column centre line, outside the dots) and the line length drawn s
 *persistent* length (the minimum over the rest of the video) ignores codec and shake flicker when
 deciding which line grows when.
 
-Rules (see :mod:`vreason.synth.connect`):
+Rules (see :mod:`vreason.synth.families.connect.family`):
 
 * speed — the lines together grow by at most ``min(MAX_HOP_CELLS, max(1, V_LINE·dt)) + HOP_TOL``
   cells between consecutive frames and by at most ``V_LINE·Δt + WINDOW_SLACK`` over any stretch;

@@ -2,7 +2,7 @@
 
 Colours follow RISE-Video's conventions (green agent, black walls, red goal). The verifier crops
 dark letterbox bars, tracks the green blob in every frame (HSV) and checks, in cells and seconds
-(frame times from the video's own time base, see :mod:`vreason.synth.maze_check`):
+(frame times from the video's own time base, see :mod:`vreason.synth.families.maze.check`):
 
 * start — frame 0's agent is on the start cell;
 * always visible, one agent — lost in ≤ 10% of frames and never for more than 0.2 s; no second
@@ -225,7 +225,7 @@ class Maze(TaskFamily):
 
     # ----------------------------------------------------------------- verification
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
-        from vreason.synth import maze_check as mc
+        from vreason.synth.families.maze import check as mc
 
         w0, h0 = state["canvas"]
         s = 0.5

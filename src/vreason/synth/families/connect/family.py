@@ -2,7 +2,7 @@
 
 Lines are drawn one colour after another, each growing from one dot to its partner along grid
 cells. The verifier reads each colour's HSV mask in every frame (half canvas, board only, dark
-letterbox bars cropped) and measures in cells of line and seconds (:mod:`vreason.synth.connect_check`):
+letterbox bars cropped) and measures in cells of line and seconds (:mod:`vreason.synth.families.connect.check`):
 
 * start — frame 0 shows the dots only;
 * end state — in every frame of the last 0.15 s each pair's dots are intact and joined by one
@@ -169,7 +169,7 @@ class Connect(TaskFamily):
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         import cv2
 
-        from vreason.synth import connect_check as cc
+        from vreason.synth.families.connect import check as cc
 
         w0, h0 = state["canvas"]
         s = 0.5

@@ -1,0 +1,2 @@
+"""The sudoku family: :mod:`.family` (generation and rendering; the verifier), :mod:`.adversary` (cheats and honest
+renderings)."""
