@@ -146,9 +146,12 @@ async def create_job(engine: JobEngine, client: Client, key: str, req: JobReques
             led.attempt_done(key, gen, n, "no_job_id", http_status=resp.status_code, detail=engine.scrub(str(e)))
             raise CreateUnresolved(engine.scrub(f"the create reply names no job ({e}); not created again")) from None
         replayed = resp.headers.get("Idempotent-Replayed", "").lower() == "true"
-        if led.claim(key, jid):  # committed before the first poll
-            led.attempt_done(key, gen, n, "replayed" if replayed else "created", http_status=resp.status_code,
-                             job_id=jid)
+        with led.batch():  # the job id and the attempt's outcome: one transaction, committed before the first poll
+            claimed = led.claim(key, jid)
+            if claimed:
+                led.attempt_done(key, gen, n, "replayed" if replayed else "created", http_status=resp.status_code,
+                                 job_id=jid)
+        if claimed:
             return jid
         # a sibling row (same request, another seed) took this job in a look-up while our reply was on its
         # way: the job that sibling's ambiguous create made, if any, is unclaimed and just as good for us

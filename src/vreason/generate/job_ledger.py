@@ -26,6 +26,7 @@ No secret is ever written here: rows hold ids, statuses, reasons scrubbed by the
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -33,6 +34,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from vreason.store_schema import Schema, add_missing_columns, apply_ddl, open_versioned
@@ -104,12 +106,14 @@ def job_key(model: str, sample_id: str, seed: int, req_hash: str) -> str:
 
 
 class JobLedger:
-    """Thread-safe; each write is its own committed transaction (WAL)."""
+    """Thread-safe; each method's writes are one committed transaction (WAL), and :meth:`batch` groups
+    several methods' writes in one (committed when the block ends, rolled back if it raises)."""
 
     def __init__(self, run_dir: str):
         os.makedirs(run_dir, exist_ok=True)
         self.path = os.path.join(run_dir, LEDGER_FILE)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._depth = 0
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.row_factory = sqlite3.Row
         self._db.execute("PRAGMA journal_mode=WAL")
@@ -126,6 +130,24 @@ class JobLedger:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+    @contextlib.contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction for the writes inside the block (nested blocks join the outer one)."""
+        with self._lock:
+            if self._depth == 0:
+                self._db.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield
+            except BaseException:
+                self._depth -= 1
+                if self._depth == 0:
+                    self._db.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            if self._depth == 0:
+                self._db.execute("COMMIT")
 
     def get(self, key: str) -> dict[str, Any] | None:
         with self._lock:
@@ -146,7 +168,7 @@ class JobLedger:
         """Mark ``key`` as being created; ``new``: a new job is wanted (a new ``gen``, a new client
         reference), else the earlier, unresolved create is continued under its reference."""
         now = time.time()
-        with self._lock:
+        with self.batch():
             self._db.execute(
                 "INSERT INTO jobs (key, model, sample_id, seed, request_hash, provider, status, usd, video_seconds,"
                 " creates, created_at, updated_at, gen, gen_started_at) VALUES"
@@ -165,7 +187,7 @@ class JobLedger:
     def attempt(self, key: str, gen: int, kind: str, client_ref: str) -> int:
         """Record that an attempt (``create`` or ``lookup``) starts now; its number (1, 2, … per gen)."""
         now = time.time()
-        with self._lock:
+        with self.batch():
             n = int(self._db.execute("SELECT COALESCE(MAX(attempt), 0) + 1 FROM create_attempts WHERE key = ?"
                                      " AND gen = ?", (key, gen)).fetchone()[0])
             self._db.execute("INSERT INTO create_attempts (key, gen, attempt, kind, client_ref, outcome, started_at)"
