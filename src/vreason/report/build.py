@@ -110,9 +110,10 @@ def mock_judge_note(df: Any, manifest: dict[str, Any]) -> str | None:
 
 
 def _videos_by_model(store: RunStore) -> dict[str, dict[str, int]]:
-    """Videos per model by status (ok / blocked / failed / missing): refusals counted per model."""
+    """Videos per model by status (ok / blocked / failed / missing): refusals counted per model. Models and
+    statuses in name order (not in the order the videos happened to finish)."""
     out: dict[str, dict[str, int]] = {}
     for v in store.videos():
         row = out.setdefault(v.model, {})
         row[v.status.value] = row.get(v.status.value, 0) + 1
-    return out
+    return {m: dict(sorted(out[m].items())) for m in sorted(out)}
