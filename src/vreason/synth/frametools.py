@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from vreason.synth.base import RenderConfig, VerifyResult
+from vreason.synth.draw import to_hsv as hsv  # noqa: F401  (the suite's one HSV helper; verifiers call ft.hsv)
 
 
 def prepare(frames: list[np.ndarray], cfg: RenderConfig) -> tuple[list[np.ndarray], str | None]:
@@ -234,12 +235,6 @@ def finish(checks: dict[str, bool], evidence: dict[str, Any], debug: np.ndarray 
     return VerifyResult(score=float(score), passed=not failed, evidence=ev, debug_image=debug)
 
 
-def hsv(frame: np.ndarray) -> np.ndarray:
-    import cv2
-
-    return cv2.cvtColor(frame, cv2.COLOR_RGB2HSV)
-
-
 def hue_mask(hsv_img: np.ndarray, hue: float, margin: float, s_min: int, v_min: int) -> np.ndarray:
     """Pixels whose OpenCV hue (0..180) is within ``margin`` of ``hue`` (wrapping), bool mask."""
     h = hsv_img[:, :, 0].astype(np.int16)
@@ -378,10 +373,10 @@ def rotate_hue(img: np.ndarray, units: float) -> np.ndarray:
     k = int(round(units))
     if k == 0:
         return img
-    hsv = cv2.cvtColor(img, cv2.COLOR_RGB2HSV_FULL)
+    full = cv2.cvtColor(img, cv2.COLOR_RGB2HSV_FULL)
     lut = ((np.arange(256) + k) % 256).astype(np.uint8)
-    hsv[..., 0] = cv2.LUT(hsv[..., 0], lut)
-    return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB_FULL)
+    full[..., 0] = cv2.LUT(full[..., 0], lut)
+    return cv2.cvtColor(full, cv2.COLOR_HSV2RGB_FULL)
 
 
 def open_stack(masks: np.ndarray) -> np.ndarray:
