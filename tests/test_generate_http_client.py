@@ -195,3 +195,10 @@ def test_polling_backs_off_and_honours_the_apis_hint(tmp_path, monkeypatch):
     with FakeVideoAPI(latency=0.6, poll_hint=True) as api:  # pending polls carry retry-after-ms
         hinted, secs = _polls(tmp_path, api, poll_s=30.0, poll_first_s=0)
     assert hinted <= 3 and secs < 10  # without the hint the second poll would come 30 s later
+
+
+def test_the_httpx_client_makes_the_same_video(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-httpx")
+    with FakeVideoAPI(latency=0.05) as api:
+        polls, _ = _polls(tmp_path, api, poll_s=0.05, poll_first_s=0.05, http_client="httpx")
+        assert polls >= 1 and api.calls["download"] == 1 and api.total_creates == 1

@@ -103,8 +103,11 @@ class ApiGenerator(Generator):
                        "price": self.price().__dict__, "video_seconds": self.video_seconds()})
 
     def manifest(self, sample: Sample, prompt: str | None = None, **extra: Any) -> GenerationManifest:
+        params = self.request_params()
+        if getattr(self, "_redacted_for", None) != params:  # redacted once per generator, not per video
+            self._redacted_for, self._redacted = params, redact(params)
         return GenerationManifest(model_id=self.model_id(), revision=None,
-                                  params=redact({**self.request_params(), **extra}),
+                                  params={**self._redacted, **redact(extra)},
                                   prompt=prompt if prompt is not None else sample.prompt, source="generated")
 
     # ------------------------------------------------------------------ what subclasses give

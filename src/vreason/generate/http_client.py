@@ -341,21 +341,41 @@ class LeanClient:
 
 
 class HttpxClient:
-    """The same interface over ``httpx.AsyncClient`` (proxies from the environment, HTTP/1.1 via httpcore)."""
+    """The same interface over httpx (proxies from the environment). One ``AsyncClient`` per call in flight,
+    each with one keep-alive connection, kept idle for the next call: httpx's shared pool scans all its
+    connections on every request (measured 15–18 ms of client CPU per video at 16 jobs through one client)."""
 
     def __init__(self, *, ssl_context: ssl.SSLContext | None = None, keepalive: int = 32):
-        limits = httpx.Limits(max_connections=None, max_keepalive_connections=keepalive)
-        self._c = httpx.AsyncClient(verify=ssl_context or True, limits=limits, follow_redirects=True,
-                                    timeout=httpx.Timeout(120.0, connect=30.0))
+        self._ssl, self.keepalive = ssl_context, keepalive
+        self._idle: list[httpx.AsyncClient] = []
+
+    def _new(self) -> httpx.AsyncClient:
+        if self._ssl is None:  # loading the CA bundle costs ~30 ms: once per client, not per connection
+            self._ssl = httpx.create_ssl_context()
+        limits = httpx.Limits(max_connections=4, max_keepalive_connections=1)
+        return httpx.AsyncClient(verify=self._ssl, limits=limits, follow_redirects=True,
+                                 timeout=httpx.Timeout(120.0, connect=30.0))
 
     async def request(self, method: str, url: str, *, json: Any = None, data: dict[str, str] | None = None,
                       files: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
                       timeout: float = 120.0, sink: BinaryIO | None = None) -> Any:
+        c = self._idle.pop() if self._idle else self._new()
+        try:
+            return await self._request(c, method, url, json, data, files, headers, timeout, sink)
+        finally:
+            if len(self._idle) < self.keepalive:
+                self._idle.append(c)
+            else:
+                await c.aclose()
+
+    @staticmethod
+    async def _request(c: httpx.AsyncClient, method: str, url: str, json: Any, data: dict[str, str] | None,
+                       files: dict[str, Any] | None, headers: dict[str, str] | None, timeout: float,
+                       sink: BinaryIO | None) -> Any:
         t = httpx.Timeout(timeout, connect=30.0)
         if sink is None:
-            return await self._c.request(method, url, json=json, data=data, files=files, headers=headers,
-                                         timeout=t)
-        async with self._c.stream(method, url, headers=headers, timeout=t) as resp:
+            return await c.request(method, url, json=json, data=data, files=files, headers=headers, timeout=t)
+        async with c.stream(method, url, headers=headers, timeout=t) as resp:
             if 200 <= resp.status_code < 300:
                 async for chunk in resp.aiter_bytes(_CHUNK):
                     sink.write(chunk)
@@ -364,7 +384,9 @@ class HttpxClient:
             return resp
 
     async def aclose(self) -> None:
-        await self._c.aclose()
+        idle, self._idle = self._idle, []
+        for c in idle:
+            await c.aclose()
 
 
 def proxied() -> bool:
