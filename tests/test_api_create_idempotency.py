@@ -248,7 +248,8 @@ def test_sora_lookup_does_not_guess_between_two_inputs_with_one_prompt(tmp_path,
 
     for concurrent in (True, False):
         run_dir = tmp_path / f"run{int(concurrent)}"
-        with FakeVideoAPI(latency=0.05, after_create=["500", "500"]) as api:
+        # concurrent: both creates held 0.3 s by the fake, so both are unresolved when either looks up
+        with FakeVideoAPI(latency=0.05, after_create=["500", "500"], create_delay_s=0.3 * concurrent) as api:
             g = SoraGenerator("sora-2", None, base_url=api.openai_url, poll_s=0.02, retry_base_s=0.01,
                               lookup_wait_s=0.05)
             g.bind(GenContext(run_dir=str(run_dir)))

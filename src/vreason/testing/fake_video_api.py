@@ -19,6 +19,7 @@ Ambiguous create failures: ``after_create`` is a list of faults consumed one per
 without a reply), ``"stall"`` (the job exists, no reply for ``stall_s`` seconds, then the connection is
 cut) or ``None`` (a normal reply). With ``idempotency=True`` a create repeated with an
 ``Idempotency-Key`` already seen makes no job and answers the first job (``Idempotent-Replayed: true``).
+``create_delay_s`` holds every create that long before it is handled (creates in flight at once).
 With ``poll_hint=True`` a pending poll carries ``retry-after-ms`` (the time the job still needs).
 ``GET /v1/videos`` lists the OpenAI-shape jobs newest first (``limit``, ``order``, and — an extension
 of the fake — ``client_reference``, the ``Idempotency-Key`` a job was created with).
@@ -89,12 +90,14 @@ class FakeVideoAPI:
                  policy: Callable[[dict[str, Any]], Behavior | None] | None = None,
                  transient: dict[str, list[int]] | None = None, retry_after: float = 0.0,
                  api_key: str | None = None, after_create: list[str | None] | None = None,
-                 idempotency: bool = False, stall_s: float = 30.0, poll_hint: bool = False):
+                 idempotency: bool = False, stall_s: float = 30.0, poll_hint: bool = False,
+                 create_delay_s: float = 0.0):
         self.latency, self.video, self.policy = latency, video, policy
         self.transient = {k: list(v) for k, v in (transient or {}).items()}
         self.retry_after, self.api_key = retry_after, api_key
         self.after_create = list(after_create or [])
         self.idempotency, self.stall_s, self.poll_hint = idempotency, stall_s, poll_hint
+        self.create_delay_s = create_delay_s
         self.by_idempotency_key: dict[str, tuple[int, Any]] = {}
         self.faults_fired: Counter[str] = Counter()
         self.jobs: dict[str, _Job] = {}
@@ -415,6 +418,8 @@ async def _connection(api: FakeVideoAPI, reader: asyncio.StreamReader, writer: a
                 else:
                     raise ConnectionError("connection closed mid-request")
             hdrs = {k.decode().lower(): v.decode() for k, v in event.headers}
+            if api.create_delay_s and event.method == b"POST":  # creates in flight together, for tests
+                await asyncio.sleep(api.create_delay_s)
             try:
                 status, payload, ctype, extra = handle(api, event.method.decode(), event.target.decode(), hdrs,
                                                        b"".join(chunks))
