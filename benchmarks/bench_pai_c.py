@@ -164,7 +164,7 @@ def _released(gt_path: str, pred_path: str, max_frames: int) -> dict:
 def _vreason(gt_path: str, pred_path: str, max_frames: int, threads: int) -> dict:
     from vreason.core.records import Sample, Video
     from vreason.core.scoring import ScoreContext
-    from vreason.protocols.pai_c_scorers import PaiCFidelityScorer
+    from vreason.protocols.pai.c.scorers import PaiCFidelityScorer
 
     sample = Sample(id="task_0001", benchmark="pai-c", prompt="x", reference_video=os.path.abspath(gt_path))
     video = Video(sample_id="task_0001", model="m", path=pred_path)
@@ -177,7 +177,7 @@ def _probe() -> dict:
     import cv2
     import numpy as np
 
-    from vreason.protocols.pai_c_fidelity import ordered_map
+    from vreason.protocols.pai.c.fidelity import ordered_map
 
     cv2.setNumThreads(1)
     frame = np.random.default_rng(0).integers(0, 256, (528, 720, 3), dtype=np.uint8)
@@ -280,7 +280,7 @@ def main() -> int:
     if a.rounds < 1 or a.frames < 1 or a.variants < 0 or a.variants == 1:
         print("bench_pai_c: --rounds and --frames must be ≥ 1, --variants 0 or ≥ 2", file=sys.stderr)
         return 2
-    from vreason.protocols.pai_c_fidelity import available_cores
+    from vreason.protocols.pai.c.fidelity import available_cores
 
     keys = ("blur_ssim", "canny_f1_score", "canny_precision", "canny_recall")
     with tempfile.TemporaryDirectory() as folder:

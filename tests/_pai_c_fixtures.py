@@ -15,8 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from vreason.data.pai_c_masks import encode_mask
 from vreason.frames.write import write_video
+from vreason.protocols.pai.c.masks import encode_mask
 
 IDS = {"task_0001": "agibot", "task_0002": "opendv", "task_0003": "egoexo4d"}
 CAPTIONS = {"task_0001": "a red box. a blue ball", "task_0002": "a red box. a blue ball",

@@ -8,7 +8,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from vreason.data.pai_c_masks import (
+from vreason.protocols.pai.c.masks import (
     MaskLimits,
     MaskTooLarge,
     UnsafePickle,
@@ -78,7 +78,7 @@ def test_mask_bounded_by_the_videos_own_size(tmp_path):
 
 
 def test_legit_bytearray_and_arrays_still_load(tmp_path):
-    from vreason.data.pai_c_masks import load_pickle
+    from vreason.protocols.pai.c.masks import load_pickle
 
     obj = [bytearray(b"abc"), np.arange(12, dtype=np.int32).reshape(3, 4)]
     got = load_pickle(pickle.dumps(obj, protocol=4))
@@ -123,8 +123,9 @@ def test_hostile_dataset_paths_refused_per_record_and_never_sent_to_the_judge(tm
     import base64
     import json
 
-    from fixtures_rise import write_videos
     from test_rise_e2e import judge_script
+
+    from fixtures_rise import write_videos
     from vreason.runner.run import RunConfig, Runner
     from vreason.store import RunStore
     from vreason.testing.loopback import LoopbackServer
@@ -287,21 +288,23 @@ def test_pai_c_huge_csv_field_and_deep_caption(tmp_path):
     import os
 
     from _pai_c_fixtures import write_dataset
-    from vreason.data.pai_c import load_pai_c
+    from vreason.protocols.pai.c.data import load_pai_c
 
     root = write_dataset(str(tmp_path / "C"))
-    before = len(load_pai_c(root)[0])
+    before = len(load_pai_c(root).samples)
     meta = os.path.join(root, "metadata.csv")
     with open(meta, "a", newline="") as fh:
         csv.writer(fh).writerow(["huge", "x" * (csv.field_size_limit() + 10), 3])
     with open(meta) as fh:
         total = fh.read().count("\n")
-    samples, errors = load_pai_c(root)
+    res = load_pai_c(root)
+    samples, errors = res.samples, res.errors
     assert len(samples) == before
     hit = _one_error(errors, meta, total)
     assert "field larger than field limit" in hit["reason"]
     cap = sorted(os.listdir(os.path.join(root, "captions")))[0]
     with open(os.path.join(root, "captions", cap), "w") as fh:
         fh.write(DEEP)
-    samples, errors = load_pai_c(root)
+    res = load_pai_c(root)
+    samples, errors = res.samples, res.errors
     assert any("deeper" in e["reason"] for e in errors)

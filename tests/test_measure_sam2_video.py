@@ -10,12 +10,12 @@ from _pai_c_fixtures import write_dataset, write_results
 from _tiny_models import tiny_model
 from vreason.core.records import Video
 from vreason.core.scoring import ScoreContext
-from vreason.data.pai_c import load_pai_c
 from vreason.measure.base import Segmenter, VideoSegmenter
 from vreason.measure.sam2_video import Sam2VideoSegmenter, sample_points
 from vreason.measure.spec import make_segmenter
-from vreason.protocols import pai_c_scorers as S
-from vreason.protocols.pai_c import PaiCOptions
+from vreason.protocols.pai.c import scorers as S
+from vreason.protocols.pai.c.data import load_pai_c
+from vreason.protocols.pai.c.protocol import PaiCOptions
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ def data(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("paic_sam2")
     root = write_dataset(tmp / "d", ids={"task_0001": "agibot"})
     noise = write_results(tmp / "n", root, "noise", k=1, ids=["task_0001"]) + "/task_0001__0.mp4"
-    return load_pai_c(root)[0][0], noise
+    return load_pai_c(root).samples[0], noise
 
 
 def test_pai_c_seg_propagates_with_a_sam2_video_segmenter(sam2, data, tmp_path_factory):

@@ -219,9 +219,9 @@ def test_suite_scorer_passes_the_timestamps_to_the_verifier(tmp_path, monkeypatc
 def test_every_seed_protocol_declares_the_shared_decode_option_and_the_suite_does_not():
     from vreason.core.options import OptionsError, SeedOptions, resolve_options
     from vreason.protocols.mmecof.protocol import MmeCofOptions
+    from vreason.protocols.pai.c.protocol import PaiCOptions
     from vreason.protocols.pai.g.protocol import PaiGOptions
     from vreason.protocols.pai.u.protocol import PaiUOptions
-    from vreason.protocols.pai_c import PaiCOptions
     from vreason.protocols.rise.protocol import RiseOptions
     from vreason.protocols.ruler.protocol import RulerOptions
     from vreason.protocols.synth.protocol import SynthOptions

@@ -9,7 +9,7 @@ import pytest
 
 from vreason.aggregate.tables import declare_format, default_digits, errors_by_reason, reason_kind, shorten
 from vreason.core.protocol import AggregateResult
-from vreason.protocols.pai_c_tables import declare_formats as pai_c_formats
+from vreason.protocols.pai.c.tables import declare_formats as pai_c_formats
 from vreason.report.cells import render_table, text_frame
 from vreason.report.html import table_view
 from vreason.report.html_data import Declared
@@ -122,6 +122,7 @@ def test_pass_badges_only_for_metrics_with_a_threshold_and_the_declared_grid_met
 
 def test_rise_tables_are_numeric_and_n_counts_scored_samples(tmp_path):
     from test_rise_aggregate import row
+
     from vreason.protocols.rise.protocol import RiseProtocol
 
     rows = [*[row("m1", "tem_1", m, v) for m, v in (("ra", 1.0), ("tc", 5), ("pr", 5), ("vq", 3))],

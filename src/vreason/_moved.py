@@ -84,6 +84,16 @@ MOVED: dict[str, str] = {
     "vreason.synth.adversary_a": "vreason.synth.adversary",
     "vreason.synth.adversary_c": "vreason.synth.adversary",
     "vreason.synth.adversary_d": "vreason.synth.adversary",
+    "vreason.protocols.pai_c": "vreason.protocols.pai.c.protocol",
+    "vreason.protocols.pai_c_fidelity": "vreason.protocols.pai.c.fidelity",
+    "vreason.protocols.pai_c_lpips": "vreason.protocols.pai.c.lpips",
+    "vreason.protocols.pai_c_metrics": "vreason.protocols.pai.c.metrics",
+    "vreason.protocols.pai_c_quality": "vreason.protocols.pai.c.quality",
+    "vreason.protocols.pai_c_scorers": "vreason.protocols.pai.c.scorers",
+    "vreason.protocols.pai_c_tables": "vreason.protocols.pai.c.tables",
+    "vreason.protocols.pai_c_torch": "vreason.protocols.pai.c.gpu",
+    "vreason.data.pai_c": "vreason.protocols.pai.c.data",
+    "vreason.data.pai_c_masks": "vreason.protocols.pai.c.masks",
     # -- end of table --
 }
 

@@ -31,7 +31,7 @@ from vreason.core.errors import VideoError
 from vreason.core.records import Evidence, Sample, Score, ScoreStatus, Video
 from vreason.core.scoring import ScoreContext, Scorer
 from vreason.measure.base import ModelMissing
-from vreason.protocols import pai_c_metrics as M
+from vreason.protocols.pai.c import metrics as M
 
 
 def gt_video(sample: Sample) -> str:
@@ -43,8 +43,8 @@ def gt_video(sample: Sample) -> str:
 
 def _mask_limits(path: str):
     """The ground-truth video's own frame count and size, bounding what its segmentation file may decode."""
-    from vreason.data.pai_c_masks import MaskLimits
     from vreason.frames.video import probe
+    from vreason.protocols.pai.c.masks import MaskLimits
 
     info = probe(path)
     slack = max(8, info.n_frames // 10)  # a container's frame count can be an estimate
@@ -102,7 +102,7 @@ class PaiCFidelityScorer(_PaiC):
                                           "canny_recall")
 
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.protocols.pai_c_fidelity import GT_CACHE, GtCache, fidelity, fidelity_device, resolve_threads
+        from vreason.protocols.pai.c.fidelity import GT_CACHE, GtCache, fidelity, fidelity_device, resolve_threads
 
         info = M.PairInfo()
         preset, gray = self.o.get("canny_preset", "medium"), bool(self.o.get("canny_gray", False))
@@ -145,8 +145,8 @@ class PaiCDepthScorer(_PaiC):
     metrics: ClassVar[tuple[str, ...]] = ("depth_si_rmse",)
 
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.data.pai_c import iter_npz_frames
         from vreason.measure.spec import make_depth
+        from vreason.protocols.pai.c.data import iter_npz_frames
 
         model = make_depth(self.o.get("depth"), device=self.o.get("device", "cpu"),
                            dtype=self.o.get("dtype", "float32"), batch_size=int(self.o.get("batch_size", 8)))
@@ -221,7 +221,7 @@ class PaiCSegScorer(_PaiC):
                           text_threshold=float(self.o.get("text_threshold", 0.25)))
 
     def _frame_masks(self, det, seg, frame: np.ndarray, labels: list[str]) -> list:
-        from vreason.data.pai_c_masks import PhraseMask
+        from vreason.protocols.pai.c.masks import PhraseMask
 
         found = self._detect(det, frame, labels)
         if not found:
@@ -230,7 +230,7 @@ class PaiCSegScorer(_PaiC):
         return [PhraseMask(d.label, np.asarray(m, dtype=bool)[None]) for d, m in zip(found, masks, strict=True)]
 
     def _segment(self, det, seg, frames: list[np.ndarray], labels: list[str]) -> dict[str, np.ndarray]:
-        from vreason.data.pai_c_masks import phrase_masks
+        from vreason.protocols.pai.c.masks import phrase_masks
 
         per_frame = [phrase_masks(self._frame_masks(det, seg, f, labels)) for f in frames]
         names = list(dict.fromkeys(k for pf in per_frame for k in pf))
@@ -243,7 +243,7 @@ class PaiCSegScorer(_PaiC):
         from collections import deque
         from itertools import chain
 
-        from vreason.data.pai_c_masks import PhraseMask, phrase_masks
+        from vreason.protocols.pai.c.masks import PhraseMask, phrase_masks
 
         it = iter(frames)
         first = next(it, None)
@@ -263,9 +263,9 @@ class PaiCSegScorer(_PaiC):
         return {k: np.stack(v) for k, v in vols.items()}
 
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.data.pai_c_masks import phrase_masks, read_instances
         from vreason.measure.base import VideoSegmenter
         from vreason.measure.spec import make_detector, make_segmenter
+        from vreason.protocols.pai.c.masks import phrase_masks, read_instances
 
         kw = {"device": self.o.get("device", "cpu"), "dtype": self.o.get("dtype", "float32")}
         det = make_detector(self.o.get("detector"), **kw)
@@ -331,7 +331,7 @@ class PaiCDoverScorer(_PaiC):
     metrics: ClassVar[tuple[str, ...]] = ("dover_tech_score",)
 
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.protocols.pai_c_quality import make_quality
+        from vreason.protocols.pai.c.quality import make_quality
 
         q = make_quality(self.o.get("quality"), device=self.o.get("device", "cpu"))
         mode = self.o.get("dover_input", "original")
@@ -374,7 +374,7 @@ class PaiCDiversityScorer(_PaiC):
     metrics: ClassVar[tuple[str, ...]] = ("diversity_lpips",)
 
     def _score(self, sample: Sample, video: Video, ctx: ScoreContext) -> list[Score]:
-        from vreason.protocols.pai_c_lpips import lpips_distance
+        from vreason.protocols.pai.c.lpips import lpips_distance
 
         dist, backend = lpips_distance(self.o)
         if not video.path:

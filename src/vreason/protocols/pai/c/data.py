@@ -6,7 +6,7 @@
     DATA/videos/{id}.mp4         ground-truth video (the reference every metric compares against)
     DATA/blur/{id}.mp4           blur control input            DATA/canny/{id}.mp4   edge control input
     DATA/depth_npzs/{id}.npz     ground-truth depth, key ``data``, T×H×W float
-    DATA/sam2_pkls/{id}.pkl      ground-truth Grounded-SAM-2 instances (see :mod:`vreason.data.pai_c_masks`)
+    DATA/sam2_pkls/{id}.pkl      ground-truth Grounded-SAM-2 instances (see :mod:`vreason.protocols.pai.c.masks`)
     DATA/captions/{id}.json      a single-key dict whose value is the caption
 
 Generated videos: ``{id}__{k}.mp4`` with ``k`` = 0..5, the six caption variants (importer convention
@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from vreason.core.errors import MissingFileError
-from vreason.core.records import Mode, Sample, check_safe_id
+from vreason.core.records import LoadResult, Mode, Sample, check_safe_id
 from vreason.data.loaderrors import TOO_DEEP, WHOLE_RECORD, decode_utf8, load_error
 
 ID_COLUMNS = ("video_id", "id", "task_id", "uid", "name", "video")
@@ -100,8 +100,8 @@ def _rows(root: Path, errors: list[dict]) -> list[tuple[str, dict]]:
     return out
 
 
-def load_pai_c(data: str | os.PathLike) -> tuple[list[Sample], list[dict[str, str]]]:
-    """Samples (one per ground-truth video) and per-record errors."""
+def load_pai_c(data: str | os.PathLike) -> LoadResult:
+    """Samples (one per ground-truth video) and per-record errors (a :class:`LoadResult`)."""
     root = Path(data)
     errors: list[dict[str, str]] = []
     if not (root / "videos").is_dir():
@@ -146,7 +146,7 @@ def load_pai_c(data: str | os.PathLike) -> tuple[list[Sample], list[dict[str, st
                       "controls": {k: f"{k}/{vid}.mp4" for k in ("blur", "canny", "depth_vids", "sam2_vids")
                                    if (root / k / f"{vid}.mp4").is_file()},
                       "depth_npz": f"depth_npzs/{vid}.npz", "sam2_pkl": f"sam2_pkls/{vid}.pkl"}))
-    return samples, errors
+    return LoadResult(samples=samples, errors=errors)
 
 
 def iter_npz_frames(path: str | os.PathLike, key: str = "data", limit: int | None = None) -> Iterator[np.ndarray]:

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 from scipy.ndimage import uniform_filter
 
-from vreason.data.pai_c import iter_npz_frames
-from vreason.data.pai_c_masks import (
+from vreason.protocols.pai.c import metrics as M
+from vreason.protocols.pai.c.data import iter_npz_frames
+from vreason.protocols.pai.c.masks import (
     PhraseMask,
     UnsafePickle,
     decode_mask,
@@ -21,7 +22,6 @@ from vreason.data.pai_c_masks import (
     phrase_masks,
     rle_decode_counts,
 )
-from vreason.protocols import pai_c_metrics as M
 
 RNG = np.random.default_rng(0)
 
@@ -198,7 +198,7 @@ def test_released_zero_depth_is_counted_beside_the_number():
 
     import pandas as pd
 
-    from vreason.protocols.pai_c_tables import aggregate_pai_c
+    from vreason.protocols.pai.c.tables import aggregate_pai_c
 
     def row(sid, value, empty):
         ev = json.dumps({"details": {"depth_no_valid_pixel": empty}})

@@ -1,6 +1,6 @@
 """PAI-Bench-C blur SSIM on a torch device (``device=cuda``): the bilateral filter and the full-map SSIM in torch.
 
-The CPU path (:mod:`vreason.protocols.pai_c_fidelity`) calls the released kernels (OpenCV's ``bilateralFilter``,
+The CPU path (:mod:`vreason.protocols.pai.c.fidelity`) calls the released kernels (OpenCV's ``bilateralFilter``,
 scikit-image's ``structural_similarity``) and is bit-identical to the released flow. This module re-states the
 same two computations in torch so they can run on a GPU; it is **not** bit-identical — the bilateral filter
 accumulates in float32 in another order than OpenCV's SIMD loop, so a few blurred pixels can round to the
@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.protocols import pai_c_metrics as M
+from vreason.protocols.pai.c import metrics as M
 
 _TABLES: dict[tuple[str, int, float, float], tuple[Any, Any, list[tuple[int, int]]]] = {}
 
@@ -99,10 +99,10 @@ def ssim_full_mean(gb: Any, pb: Any) -> float:
 
 def frame_fidelity(gt: np.ndarray, pred: np.ndarray, preset: str = "medium", gray: bool = False,
                    gt_side: tuple[np.ndarray, np.ndarray] | None = None, device: str = "cuda"):
-    """:func:`vreason.protocols.pai_c_fidelity.frame_fidelity` with the bilateral filter and SSIM on ``device``."""
+    """:func:`vreason.protocols.pai.c.fidelity.frame_fidelity` with the bilateral filter and SSIM on ``device``."""
     import torch
 
-    from vreason.protocols.pai_c_fidelity import FrameFidelity
+    from vreason.protocols.pai.c.fidelity import FrameFidelity
 
     if gt_side is not None:
         gb_np, ge = gt_side

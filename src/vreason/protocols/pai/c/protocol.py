@@ -2,10 +2,10 @@
 
 ``vreason run pai-c --data DATA --videos RESULTS --models NAME`` scores the generated videos
 ``RESULTS/{video_id}__{k}.mp4`` (k = 0..5, the six caption variants; importer convention ``pai``, the
-variant is the seed) against the ground truth of the released layout (:mod:`vreason.data.pai_c`).
+variant is the seed) against the ground truth of the released layout (:mod:`vreason.protocols.pai.c.data`).
 
-Metrics (formulas in :mod:`vreason.protocols.pai_c_metrics`, scorers in
-:mod:`vreason.protocols.pai_c_scorers`): ``blur_ssim``, ``canny_f1_score`` / ``canny_precision`` /
+Metrics (formulas in :mod:`vreason.protocols.pai.c.metrics`, scorers in
+:mod:`vreason.protocols.pai.c.scorers`): ``blur_ssim``, ``canny_f1_score`` / ``canny_precision`` /
 ``canny_recall``, ``depth_si_rmse``, ``seg_m_iou`` / ``seg_recall``, ``dover_tech_score`` — the released
 ``METRICS`` — plus ``blur_mse`` and ``diversity_lpips``. A metric whose model was not given is
 ``unscored`` with the reason, never 0. Defaults reproduce the released code; the options below that
@@ -127,16 +127,15 @@ class PaiCProtocol(Protocol):
     opts: PaiCOptions
 
     def load(self) -> LoadResult:
-        from vreason.data.pai_c import load_pai_c
+        from vreason.protocols.pai.c.data import load_pai_c
 
         if not self.opts.data:
             raise ConfigError("pai-c needs --data pointing at the PAI-Bench-C folder (metadata.csv, videos/, "
                               "depth_npzs/, sam2_pkls/, captions/)")
         try:
-            samples, errors = load_pai_c(self.opts.data)
+            return load_pai_c(self.opts.data)
         except FileNotFoundError as exc:
             raise ConfigError(str(exc)) from None
-        return LoadResult(samples=samples, errors=errors)
 
     def scorer_options(self) -> dict:
         o = self.opts.model_dump()
@@ -144,7 +143,7 @@ class PaiCProtocol(Protocol):
         return o
 
     def scorers(self) -> list[Scorer]:
-        from vreason.protocols import pai_c_scorers as S
+        from vreason.protocols.pai.c import scorers as S
 
         o = self.scorer_options()
         out: list[Scorer] = [S.PaiCFidelityScorer(**o), S.PaiCDepthScorer(**o), S.PaiCSegScorer(**o),
@@ -154,7 +153,7 @@ class PaiCProtocol(Protocol):
         return out
 
     def aggregate(self, scores: pd.DataFrame, samples: list[Sample], out_dir: str) -> AggregateResult:
-        from vreason.protocols.pai_c_tables import aggregate_pai_c
+        from vreason.protocols.pai.c.tables import aggregate_pai_c
 
         o = self.opts
         defaults = PaiCOptions.model_fields

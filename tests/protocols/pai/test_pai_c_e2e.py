@@ -16,9 +16,9 @@ from _pai_c_fixtures import scene, write_dataset, write_results
 from _tiny_models import tiny_model
 from vreason.core.records import Video
 from vreason.core.scoring import ScoreContext
-from vreason.data.pai_c import load_pai_c
-from vreason.protocols import pai_c_scorers as S
-from vreason.protocols.pai_c import PaiCOptions
+from vreason.protocols.pai.c import scorers as S
+from vreason.protocols.pai.c.data import load_pai_c
+from vreason.protocols.pai.c.protocol import PaiCOptions
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,8 @@ def models(tmp_path_factory):
 def test_loader_reads_the_released_layout_and_reports_bad_records(tmp_path):
     root = tmp_path / "d"
     write_dataset(root)
-    samples, errors = load_pai_c(root)
+    res = load_pai_c(root)
+    samples, errors = res.samples, res.errors
     assert errors == []
     assert {s.id: s.category for s in samples} == {"task_0001": "robotics", "task_0002": "driving",
                                                    "task_0003": "egocentric"}
@@ -61,7 +62,8 @@ def test_loader_reads_the_released_layout_and_reports_bad_records(tmp_path):
     (root / "captions" / "task_0002.json").unlink()
     with open(root / "metadata.csv", "a") as fh:
         fh.write("task_0009,agibot,10\n../etc,agibot,10\ntask_0003,agibot,10\n")
-    samples, errors = load_pai_c(root)
+    res = load_pai_c(root)
+    samples, errors = res.samples, res.errors
     assert [s.id for s in samples] == ["task_0003"]
     reasons = {e["field"] + ": " + e["reason"] for e in errors}
     assert any("single-key dict" in r and r.startswith("caption") for r in reasons)
@@ -80,7 +82,7 @@ def _score(scorer, sample, path, seed=0):
 
 def test_validity_self_scores_best_noise_scores_low(tmp_path, models):
     root = write_dataset(tmp_path / "d", ids={"task_0001": "agibot"})
-    sample = load_pai_c(root)[0][0]
+    sample = load_pai_c(root).samples[0]
     gt = sample.resolve(sample.reference_video)
     noise = write_results(tmp_path / "n", root, "noise", k=1, ids=["task_0001"]) + "/task_0001__0.mp4"
     o = PaiCOptions(**models, depth_gt="recompute", seg_gt="recompute", box_threshold=0.0,
@@ -100,7 +102,7 @@ def test_validity_self_scores_best_noise_scores_low(tmp_path, models):
 
 def test_static_prediction_canny_is_unscored_as_released_or_scored_zero_by_option(tmp_path):
     root = write_dataset(tmp_path / "d", ids={"task_0001": "agibot"})
-    sample = load_pai_c(root)[0][0]
+    sample = load_pai_c(root).samples[0]
     static = write_results(tmp_path / "s", root, "static", k=1, ids=["task_0001"]) + "/task_0001__0.mp4"
     got = _score(S.PaiCFidelityScorer(), sample, static)
     assert got["canny_f1_score"].status.value == "unscored" and "no Canny edge" in got["canny_f1_score"].reason
@@ -111,7 +113,7 @@ def test_static_prediction_canny_is_unscored_as_released_or_scored_zero_by_optio
 
 def test_missing_models_are_unscored_with_the_option_to_pass(tmp_path):
     root = write_dataset(tmp_path / "d", ids={"task_0001": "agibot"})
-    sample = load_pai_c(root)[0][0]
+    sample = load_pai_c(root).samples[0]
     gt = sample.resolve(sample.reference_video)
     for scorer, word in ((S.PaiCDepthScorer(), "depth"), (S.PaiCSegScorer(), "detector"),
                          (S.PaiCDoverScorer(), "quality=torchscript"), (S.PaiCDiversityScorer(), "lpips_backbone")):

@@ -1,7 +1,7 @@
 """PAI-Bench-C blur SSIM + Canny, one frame pair at a time, the frames of a pair spread over a thread pool.
 
 The per-frame work is the released computation (``conditional_generation`` metrics_canny_blur_depth.py, notes
-§5.3; formulas in :mod:`vreason.protocols.pai_c_metrics`): the bilateral filter (d=30) of both frames, the
+§5.3; formulas in :mod:`vreason.protocols.pai.c.metrics`): the bilateral filter (d=30) of both frames, the
 full-map SSIM and MSE of the blurred pair, and the Canny edge counts of both frames. Nothing in one frame's
 result depends on another frame, so frames are computed on a thread pool (OpenCV's filters and scikit-image's
 array arithmetic release the GIL) while the caller keeps decoding; results come back **in frame order** and
@@ -13,7 +13,7 @@ afterwards): each frame's filter then runs on its own core instead of two pools 
 not depend on OpenCV's thread count (tested against the default-threads path, exact).
 
 With ``device=cuda`` (and a GPU visible to torch) the bilateral filter and SSIM run in torch on the GPU
-(:mod:`vreason.protocols.pai_c_torch`, within 1e-4 of this path, checked on CPU tensors); otherwise, and by
+(:mod:`vreason.protocols.pai.c.gpu`, within 1e-4 of this path, checked on CPU tensors); otherwise, and by
 default, on the CPU with the released kernels. The scorer's evidence says which (``fidelity_device``).
 """
 
@@ -29,7 +29,7 @@ from typing import TypeVar
 
 import numpy as np
 
-from vreason.protocols import pai_c_metrics as M
+from vreason.protocols.pai.c import metrics as M
 
 T = TypeVar("T")
 
@@ -220,7 +220,7 @@ def fidelity(pairs: Iterable[tuple[np.ndarray, np.ndarray]], preset: str = "medi
     """Blur and Canny accumulators over every frame pair (``threads``: 1 = serial, 0 = automatic). With
     ``gt_key`` and ``cache``, the ground truth's per-frame bilateral and edges are taken from / put into the
     cache (the numbers are the same either way). ``device`` other than ``cpu`` (a torch device, e.g. ``cuda``)
-    runs the bilateral filter and SSIM in torch (:mod:`vreason.protocols.pai_c_torch`; within 1e-4 of the CPU
+    runs the bilateral filter and SSIM in torch (:mod:`vreason.protocols.pai.c.gpu`; within 1e-4 of the CPU
     path, not bit-identical), one frame at a time; ``torch-cpu`` runs that torch path on the CPU (slow: for
     checking it against the OpenCV path where no GPU exists)."""
     blur, edges = M.BlurAcc(), M.CannyCounts()
@@ -234,7 +234,7 @@ def fidelity(pairs: Iterable[tuple[np.ndarray, np.ndarray]], preset: str = "medi
         return frame_fidelity(g, p, preset, gray, side)
 
     def one_torch(t: int, g: np.ndarray, p: np.ndarray) -> FrameFidelity:
-        from vreason.protocols import pai_c_torch
+        from vreason.protocols.pai.c import gpu as pai_c_torch
 
         side = cache.get(gt_key, t) if use_cache else None
         f, gb, ge = pai_c_torch.frame_fidelity(g, p, preset, gray, side,

@@ -9,9 +9,9 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from vreason.protocols import pai_c_fidelity as F  # noqa: E402
-from vreason.protocols import pai_c_metrics as M  # noqa: E402
-from vreason.protocols import pai_c_torch as T  # noqa: E402
+from vreason.protocols.pai.c import fidelity as F  # noqa: E402
+from vreason.protocols.pai.c import gpu as T  # noqa: E402
+from vreason.protocols.pai.c import metrics as M  # noqa: E402
 
 
 def _frames(h, w, seed):

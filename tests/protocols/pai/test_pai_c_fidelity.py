@@ -12,12 +12,12 @@ import pytest
 from _pai_c_fixtures import H, T, W, scene, write_dataset, write_results
 from vreason.core.records import Video
 from vreason.core.scoring import ScoreContext
-from vreason.data.pai_c import load_pai_c
 from vreason.frames.write import write_video
-from vreason.protocols import pai_c_fidelity as F
-from vreason.protocols import pai_c_metrics as M
-from vreason.protocols import pai_c_scorers as S
-from vreason.protocols.pai_c import PaiCOptions
+from vreason.protocols.pai.c import fidelity as F
+from vreason.protocols.pai.c import metrics as M
+from vreason.protocols.pai.c import scorers as S
+from vreason.protocols.pai.c.data import load_pai_c
+from vreason.protocols.pai.c.protocol import PaiCOptions
 
 
 def _pairs(n=6, h=40, w=56):
@@ -167,7 +167,7 @@ def _score(scorer, sample, path, seed=0):
 
 def test_scorer_parallel_equals_serial_exactly_on_a_real_pair(tmp_path):
     root = write_dataset(tmp_path / "d", ids={"task_0001": "agibot"})
-    sample = load_pai_c(root)[0][0]
+    sample = load_pai_c(root).samples[0]
     pred = write_results(tmp_path / "r", root, "copy", k=2, ids=["task_0001"]) + "/task_0001__1.mp4"
     runs = {n: _score(S.PaiCFidelityScorer(frame_threads=n, gt_cache_mb=0), sample, pred) for n in (1, 2, 4)}
     for n in (2, 4):
@@ -196,7 +196,7 @@ def shape_quality(tmp_path_factory):
 
 def test_dover_scores_the_original_files_by_default_and_the_aligned_arrays_as_an_option(tmp_path, shape_quality):
     root = write_dataset(tmp_path / "d", ids={"task_0001": "agibot"})
-    sample = load_pai_c(root)[0][0]
+    sample = load_pai_c(root).samples[0]
     big = [np.repeat(np.repeat(f, 2, 0), 2, 1) for f in scene(T + 4)]  # longer and twice the size of the GT
     pred = str(tmp_path / "task_0001__0.mp4")
     write_video(pred, big, fps=10)
@@ -215,7 +215,7 @@ def test_dover_scores_the_original_files_by_default_and_the_aligned_arrays_as_an
 
 
 def test_dover_input_is_a_named_option_that_shows_when_it_departs():
-    from vreason.protocols.pai_c import RELEASED
+    from vreason.protocols.pai.c.protocol import RELEASED
 
     assert PaiCOptions().dover_input == "original" and "dover_input" in RELEASED
     with pytest.raises(ValueError):
@@ -225,7 +225,7 @@ def test_dover_input_is_a_named_option_that_shows_when_it_departs():
 # ------------------------------------------------------------------ ground-truth reuse across caption variants
 def test_ground_truth_reuse_gives_the_same_numbers_and_hits_for_the_next_variant(tmp_path):
     root = write_dataset(tmp_path / "d", ids={"task_0001": "agibot"})
-    sample = load_pai_c(root)[0][0]
+    sample = load_pai_c(root).samples[0]
     res = write_results(tmp_path / "r", root, "copy", k=3, ids=["task_0001"])
     paths = [f"{res}/task_0001__{k}.mp4" for k in range(3)]
     F.GT_CACHE.clear()
