@@ -1,11 +1,13 @@
-"""The video APIs' lean HTTP/1.1 client (vreason.generate.http_client) against loopback servers: reply
-framings, keep-alive, redirects (no credentials to another origin), streamed downloads, and failures raised
-as httpx's classes so the create rule's classification (sent / not sent) holds; polling backoff and the
-API's Retry-After hint through the engine."""
+"""The video APIs' HTTP client (vreason.generate.http_client, on aiohttp) against loopback servers: reply
+framings, keep-alive, gzip, redirects (no credentials to another origin), streamed downloads, and failures
+raised as httpx's classes so the create rule's classification (sent / not sent) holds; polling backoff and
+the API's Retry-After hint through the engine."""
 
 from __future__ import annotations
 
 import asyncio
+import gzip
+import json
 import os
 import socket
 import time
@@ -13,7 +15,7 @@ import time
 import httpx
 import pytest
 
-from vreason.generate.http_client import LeanClient, encode_body
+from vreason.generate.http_client import AiohttpClient, make_client
 from vreason.http_retry import classify_exception
 from vreason.testing.fake_video_api import FakeVideoAPI, _parse_multipart
 
@@ -62,12 +64,14 @@ def test_framings_keep_alive_and_json():
                     b"5\r\n{\"a\":\r\n4;ext=1\r\n 12}\r\n0\r\nX-Trailer: t\r\n\r\n")
         if target == "/close":  # no length: the body ends with the connection
             return b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end"
+        if target == "/gzip":  # a compressed reply (the lean codec could not read one)
+            return _reply(200, gzip.compress(b'{"zipped": true}'), "Content-Encoding: gzip")
         return _reply(200, b'{"id": "video_1", "status": "queued"}', "Content-Type: application/json",
                       "Retry-After: 3")
 
     async def main():
         srv, url, seen = await _server(handler)
-        c = LeanClient()
+        c = AiohttpClient()
         try:
             r = [await c.request("GET", f"{url}/v1/videos/x") for _ in range(3)]
             assert len(seen["conns"]) == 1  # one keep-alive connection for three calls
@@ -75,6 +79,7 @@ def test_framings_keep_alive_and_json():
             assert r[0].headers.get("retry-after") == "3" and r[0].headers.get("RETRY-AFTER") == "3"
             chunked = await c.request("GET", f"{url}/chunked")
             assert chunked.json() == {"a": 12}
+            assert (await c.request("GET", f"{url}/gzip")).json() == {"zipped": True}
             closed = await c.request("GET", f"{url}/close")
             assert closed.text == "until the end"
             again = await c.request("GET", f"{url}/v1/videos/x")  # the closed one is not reused
@@ -102,7 +107,7 @@ def test_redirect_drops_credentials_for_another_origin_and_streams_2xx_to_the_si
             return _reply(302, b"", f"Location: {url2}/blob")
 
         srv1, url1, seen1 = await _server(api)
-        c = LeanClient()
+        c = AiohttpClient()
         try:
             auth = {"Authorization": "Bearer sk-secret", "x-goog-api-key": "AIza-secret"}
             await c.request("GET", f"{url1}/same", headers=auth)
@@ -136,7 +141,7 @@ def test_failures_are_httpx_classes_with_the_create_rules_meaning():
             return _reply(200, b"late")
 
         srv, url, _ = await _server(handler)
-        c = LeanClient()
+        c = AiohttpClient()
         try:
             with pytest.raises(httpx.RemoteProtocolError) as e1:
                 await c.request("POST", f"{url}/drop", data={"prompt": "p"})
@@ -155,20 +160,58 @@ def test_failures_are_httpx_classes_with_the_create_rules_meaning():
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
         with pytest.raises(httpx.ConnectError) as e3:
-            await LeanClient().request("POST", f"http://127.0.0.1:{port}/v1/videos", json={})
+            await AiohttpClient().request("POST", f"http://127.0.0.1:{port}/v1/videos", json={})
         assert not classify_exception(e3.value).sent
         with pytest.raises(httpx.LocalProtocolError):  # no header injection
-            await LeanClient().request("GET", f"http://127.0.0.1:{port}/", headers={"X": "a\r\nInjected: 1"})
+            await AiohttpClient().request("GET", f"http://127.0.0.1:{port}/", headers={"X": "a\r\nInjected: 1"})
 
     asyncio.run(main())
 
 
-def test_multipart_and_form_bodies_read_back_as_sent():
-    files = {"prompt": (None, "a maze ✓"), "input_reference": ("in.png", b"\x89PNG\r\n", "image/png")}
-    body, ctype = encode_body(data={"model": "sora-2"}, files=files)
-    assert _parse_multipart(ctype, body) == {"model": "sora-2", "prompt": "a maze ✓", "input_reference": b"\x89PNG\r\n"}
-    assert encode_body(data={"a": "b c"}) == (b"a=b+c", "application/x-www-form-urlencoded")
-    assert encode_body(json={"a": [1]}) == (b'{"a":[1]}', "application/json")
+def test_multipart_form_and_json_bodies_read_back_as_sent():
+    async def main():
+        async def echo(method, target, hdrs, body):
+            return _reply(200, b"{}")
+
+        srv, url, seen = await _server(echo)
+        c = AiohttpClient()
+        try:
+            files = {"prompt": (None, "a maze ✓"), "input_reference": ("in.png", b"\x89PNG\r\n", "image/png")}
+            await c.request("POST", f"{url}/m", data={"model": "sora-2"}, files=files)
+            await c.request("POST", f"{url}/f", data={"a": "b c"})
+            await c.request("POST", f"{url}/j", json={"a": [1]})
+        finally:
+            await c.aclose()
+            srv.close()
+        (_, _, hm, bm), (_, _, hf, bf), (_, _, hj, bj) = seen["requests"]
+        assert _parse_multipart(hm["content-type"], bm) == {"model": "sora-2", "prompt": "a maze ✓",
+                                                            "input_reference": b"\x89PNG\r\n"}
+        assert b'filename="in.png"' in bm and b"image/png" in bm
+        assert (hf["content-type"], bf) == ("application/x-www-form-urlencoded", b"a=b+c")
+        assert hj["content-type"].startswith("application/json") and json.loads(bj) == {"a": [1]}
+
+    asyncio.run(main())
+
+
+def test_proxies_come_from_the_environment(monkeypatch):
+    """``trust_env``: an ``HTTP_PROXY`` in the environment carries the call (the proxy sees the absolute URL)."""
+    async def main():
+        async def proxy(method, target, hdrs, body):
+            return _reply(200, b'{"via": "proxy"}')
+
+        srv, purl, seen = await _server(proxy)
+        monkeypatch.setenv("HTTP_PROXY", purl)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        c = make_client("auto")
+        try:
+            r = await c.request("GET", "http://api.invalid/v1/videos/x")
+        finally:
+            await c.aclose()
+            srv.close()
+        assert r.json() == {"via": "proxy"} and seen["requests"][0][1] == "http://api.invalid/v1/videos/x"
+
+    asyncio.run(main())
 
 
 def _polls(tmp_path, api: FakeVideoAPI, **params) -> tuple[int, float]:

@@ -41,9 +41,9 @@ class ApiOptions(BaseModel):
     poll_min_s: float | None = Field(None, gt=0)
     """Backoff: after the first poll, wait this long, then double up to ``poll_s`` (default: ``poll_s``,
     every wait the same). A pending poll reply's ``Retry-After`` is honoured instead (up to ``poll_s``)."""
-    http_client: Literal["auto", "lean", "httpx"] = "auto"
-    """``lean``: vreason's HTTP/1.1 client (keep-alive; ~10x less CPU per call than httpx); ``httpx``; ``auto``:
-    lean unless a proxy is configured in the environment (the lean client does not speak to proxies)."""
+    http_client: Literal["auto", "aiohttp", "httpx"] = "auto"
+    """``aiohttp`` (also ``auto``): one aiohttp session per model and event loop, keep-alive, proxies from the
+    environment (~3x less CPU per video than httpx); ``httpx``."""
     timeout_s: float | None = Field(None, gt=0)
     """Give up waiting for one job after this long (default: the run's --gen-timeout, else 3600 s)."""
     max_in_flight: int | None = Field(None, ge=1)

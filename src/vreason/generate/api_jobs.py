@@ -180,10 +180,11 @@ class EngineSettings:
     recreate_after_ambiguous: bool = False
     """Without idempotency key or look-up, create again after an ambiguous failure (may pay twice)."""
     http_client: str = "auto"
-    """``lean`` (HTTP/1.1 over asyncio, keep-alive), ``httpx``, or ``auto``: lean unless a proxy is configured
+    """``aiohttp`` (also ``auto``; keep-alive, proxies from the environment) or ``httpx``
     (:mod:`vreason.generate.http_client`)."""
     keepalive: int = 32
-    """Idle keep-alive connections kept per origin (one client per engine and event loop)."""
+    """Connections per host, kept alive between calls (one client per engine and event loop); a call beyond
+    waits for a free one."""
 
 
 @dataclass

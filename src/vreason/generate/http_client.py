@@ -1,38 +1,52 @@
 """The HTTP client of the video-API job engine: one per engine and event loop, keep-alive connections.
 
 Two implementations behind one small interface (``request(...) -> response`` with ``status_code``,
-``headers``, ``content``, ``json()``, ``text``; ``aclose()``):
+``headers``, ``content``, ``json()``, ``text``; a 2xx body optionally streamed to a file; ``aclose()``):
 
-* :class:`LeanClient` (default) — HTTP/1.1 over asyncio streams (a small codec: Content-Length, chunked or
-  to-the-close bodies),
-  http and https (the system's CA bundle through ``httpx.create_ssl_context``), a keep-alive pool per
-  origin, redirects followed (credentials dropped when the origin changes), replies to 2xx optionally
-  streamed to a file. One request costs ≈ 0.25 ms of client CPU against a loopback server where a
-  request through httpx's pool costs 3–5 ms (measured by ``benchmarks/bench_generate.py``): the pool's
-  per-request scan of every connection and the anyio layers, not the wire, dominated the client's CPU;
-* :class:`HttpxClient` — ``httpx.AsyncClient`` (used when a proxy is configured in the environment, which
-  the lean client does not speak, or when a model sets ``http_client: httpx``).
+* :class:`AiohttpClient` (default) — one ``aiohttp.ClientSession`` (C-accelerated HTTP/1.1 parser) with a
+  ``TCPConnector`` of at most ``keepalive`` connections per host, kept alive between calls; proxies and
+  netrc from the environment (``trust_env``); gzip/deflate replies decoded; no cookie jar. Redirects are
+  followed here rather than by aiohttp, because aiohttp drops only ``Authorization``, ``Cookie`` and
+  ``Proxy-Authorization`` on a change of origin and the video APIs also authenticate with ``x-goog-api-key``
+  / ``api-key``: every credential header is dropped when the origin changes;
+* :class:`HttpxClient` — ``httpx.AsyncClient`` (``http_client: httpx``).
 
-Failures are raised as httpx's exception classes (``ConnectError``, ``ConnectTimeout``, ``ReadTimeout``,
-``WriteError``, ``ReadError``, ``RemoteProtocolError``), so :func:`vreason.http_retry.classify_exception`
-tells "certainly not sent" (no connection) from "may have been acted on" exactly as with httpx.
+Failures are raised as httpx's exception classes, so :func:`vreason.http_retry.classify_exception` tells
+"certainly not sent" from "may have been acted on" as with httpx (a create is resent only in the first case):
+
+* **certainly not sent** — ``ClientConnectorError`` (connection refused, DNS, TLS handshake or certificate,
+  proxy unreachable) and ``ClientHttpProxyError`` (the proxy refused the tunnel) → ``httpx.ConnectError``;
+  ``ConnectionTimeoutError`` (TCP connect + TLS past ``sock_connect``) → ``httpx.ConnectTimeout``;
+* **may have been acted on** — ``SocketTimeoutError`` and any other timeout (a silence past ``sock_read``)
+  → ``httpx.ReadTimeout``; ``ServerDisconnectedError``, ``ClientPayloadError`` (a body cut short) and
+  ``ClientResponseError`` (an unreadable reply) → ``httpx.RemoteProtocolError``; ``ClientOSError`` after
+  connecting (reset, broken pipe) → ``httpx.ReadError``; any other ``aiohttp.ClientError`` →
+  ``httpx.TransportError``.
+
+aiohttp resends an idempotent request (GET, PUT, DELETE …) once when a reused keep-alive connection turns
+out closed; a POST (a create) is never resent by it: the failure comes here as "may have been acted on".
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import json as _json
 import ssl
-import urllib.request
 from typing import Any, BinaryIO, Protocol
-from urllib.parse import urlencode, urljoin, urlsplit
+from urllib.parse import urljoin, urlsplit
 
+import aiohttp
 import httpx
+from multidict import CIMultiDictProxy
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _CREDENTIALS = ("authorization", "x-goog-api-key", "api-key", "cookie", "proxy-authorization")
 _CHUNK = 1 << 20
 """Read size: a download arrives in (up to) 1 MiB pieces, written to the file as they come."""
+CONNECT_TIMEOUT_S = 30.0
+"""TCP connect + TLS handshake (aiohttp's ``sock_connect``); waiting for a free pooled connection is not
+timed (nothing has been sent yet)."""
 
 
 class Response(Protocol):
@@ -54,10 +68,12 @@ class Client(Protocol):
     async def aclose(self) -> None: ...
 
 
-class LeanResponse:
+class Reply:
+    """A reply read to its end: ``headers`` is aiohttp's case-insensitive multidict."""
+
     __slots__ = ("status_code", "headers", "content")
 
-    def __init__(self, status_code: int, headers: httpx.Headers, content: bytes):
+    def __init__(self, status_code: int, headers: CIMultiDictProxy[str], content: bytes):
         self.status_code, self.headers, self.content = status_code, headers, content
 
     def json(self) -> Any:
@@ -68,280 +84,127 @@ class LeanResponse:
         return self.content.decode("utf-8", "replace")
 
 
-def encode_body(json: Any = None, data: dict[str, str] | None = None,
-                files: dict[str, Any] | None = None) -> tuple[bytes, str | None]:
-    """(body, content type) of a JSON, form or multipart request; files are ``(None, text)`` fields or
-    ``(filename, bytes[, content type])`` parts, as httpx takes them."""
+@functools.cache
+def default_ssl_context() -> ssl.SSLContext:
+    """The CA bundle httpx (and so the judge's OpenAI SDK) verifies with; loaded once per process (~30 ms)."""
+    return httpx.create_ssl_context()
+
+
+def _check_headers(headers: dict[str, str]) -> None:
+    for k, v in headers.items():  # no header injection (refused before anything is sent)
+        if "\r" in k or "\n" in k or ":" in k or "\r" in v or "\n" in v:
+            raise httpx.LocalProtocolError(f"invalid header {k!r}")
+
+
+def _body(json: Any, data: dict[str, str] | None, files: dict[str, Any] | None) -> dict[str, Any]:
+    """aiohttp's keyword for a JSON, form or multipart body; ``files`` are ``(None, text)`` fields or
+    ``(filename, bytes[, content type])`` parts, as httpx takes them. A FormData is consumed by one send:
+    built again for each hop of a redirect."""
     if files:
-        boundary = "vreason-" + __import__("secrets").token_hex(12)
-        parts: list[bytes] = []
-        for name, value in [*(data or {}).items(), *files.items()]:
+        form = aiohttp.FormData(default_to_multipart=True)
+        for name, value in (data or {}).items():
+            form.add_field(name, value)
+        for name, value in files.items():
             fname, content, ctype = (*value, None)[:3] if isinstance(value, tuple) else (None, value, None)
-            head = f'--{boundary}\r\nContent-Disposition: form-data; name="{name}"'
-            if fname is not None:
-                head += f'; filename="{fname}"\r\nContent-Type: {ctype or "application/octet-stream"}'
-            body = content if isinstance(content, bytes) else str(content).encode()
-            parts.append(head.encode() + b"\r\n\r\n" + body + b"\r\n")
-        return b"".join(parts) + f"--{boundary}--\r\n".encode(), f"multipart/form-data; boundary={boundary}"
-    if data is not None:
-        return urlencode(data).encode(), "application/x-www-form-urlencoded"
-    if json is not None:
-        return _json.dumps(json, separators=(",", ":")).encode(), "application/json"
-    return b"", None
-
-
-class _Conn:
-    __slots__ = ("reader", "writer", "expired")
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter):
-        self.reader, self.writer, self.expired = reader, writer, False
-
-    def expire(self) -> None:  # the read/write timeout fired: the connection is cut, the call raises
-        self.expired = True
-        self.writer.transport.abort()
-
-    def usable(self) -> bool:  # the server may have closed an idle keep-alive connection
-        return not (self.reader.at_eof() or self.writer.is_closing())
-
-    def close(self) -> None:
-        self.writer.transport.abort()
-
-
-class _Cut(Exception):
-    """The connection ended (or broke) before the reply did; ``got``: some of the reply had arrived."""
-
-    def __init__(self, got: bool, message: str):
-        super().__init__(message)
-        self.got = got
-
-
-def _head(method: str, target: str, headers: list[tuple[str, str]]) -> bytes:
-    lines = [f"{method} {target} HTTP/1.1"]
-    for k, v in headers:
-        if "\r" in k or "\n" in k or "\r" in v or "\n" in v or ":" in k:
-            raise httpx.LocalProtocolError(f"invalid header {k!r}")  # no header injection
-        lines.append(f"{k}: {v}")
-    return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-
-
-async def _read_reply(conn: _Conn, method: str, sink: BinaryIO | None,
-                      on_read: Any) -> tuple[int, list[tuple[bytes, bytes]], bytes, bool]:
-    """(status, raw headers, body, keep-alive) of one HTTP/1.1 reply: Content-Length, chunked, or until
-    the connection closes; 1xx replies skipped; a 2xx body goes to ``sink`` when given."""
-    r = conn.reader
-    got = False
-    try:
-        while True:
-            block = await r.readuntil(b"\r\n\r\n")
-            got = True
-            on_read()
-            lines = block[:-4].split(b"\r\n")
-            parts = lines[0].split(b" ", 2)
-            if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit():
-                raise _Cut(True, f"not an HTTP/1.x status line: {lines[0][:80]!r}")
-            status = int(parts[1])
-            if status >= 200 or status == 101:
-                break
-        raw: list[tuple[bytes, bytes]] = []
-        length: int | None = None
-        chunked = close = False
-        for line in lines[1:]:
-            k, sep, v = line.partition(b":")
-            if not sep:
-                raise _Cut(True, f"bad header line {line[:80]!r}")
-            k, v = k.strip(), v.strip()
-            raw.append((k, v))
-            lk = k.lower()
-            if lk == b"content-length":
-                length = int(v)
-            elif lk == b"transfer-encoding":
-                chunked = v.lower().endswith(b"chunked")
-            elif lk == b"connection":
-                close = b"close" in v.lower()
-        close = close or parts[0] == b"HTTP/1.0"
-        to_file = sink is not None and 200 <= status < 300
-        chunks: list[bytes] = []
-
-        def take(data: bytes) -> None:
-            if to_file:
-                sink.write(data)  # type: ignore[union-attr]
+            if fname is None:
+                form.add_field(name, content if isinstance(content, str) else bytes(content).decode())
             else:
-                chunks.append(data)
-
-        if method == "HEAD" or status in (204, 304):
-            pass
-        elif chunked:
-            while True:
-                size = int((await r.readuntil(b"\r\n")).split(b";", 1)[0].strip() or b"0", 16)
-                on_read()
-                if size == 0:
-                    while (await r.readuntil(b"\r\n")) != b"\r\n":  # trailers
-                        pass
-                    break
-                while size:
-                    piece = await r.read(min(size, _CHUNK))
-                    if not piece:
-                        raise _Cut(True, "connection closed inside a chunk")
-                    on_read()
-                    take(piece)
-                    size -= len(piece)
-                await r.readexactly(2)
-        elif length is not None:
-            left = length
-            while left:
-                piece = await r.read(min(left, _CHUNK))
-                if not piece:
-                    raise _Cut(True, f"connection closed {left} bytes before the reply's end")
-                on_read()
-                take(piece)
-                left -= len(piece)
-        else:  # delimited by the end of the connection
-            close = True
-            while piece := await r.read(_CHUNK):
-                on_read()
-                take(piece)
-        return status, raw, b"".join(chunks), not close
-    except asyncio.IncompleteReadError as e:
-        raise _Cut(got or bool(e.partial), "server disconnected without sending a reply" if not (got or e.partial)
-                   else "connection closed mid-reply") from None
-    except asyncio.LimitOverrunError:
-        raise _Cut(True, "reply header too long") from None
-    except ValueError as e:
-        raise _Cut(True, f"bad reply framing: {e}") from None
+                form.add_field(name, content, filename=fname, content_type=ctype or "application/octet-stream")
+        return {"data": form}
+    if data is not None:
+        return {"data": data}
+    if json is not None:
+        return {"json": json}
+    return {}
 
 
-class LeanClient:
-    """HTTP/1.1 with keep-alive; ``keepalive`` idle connections are kept per origin (more are closed)."""
+def _translate(e: BaseException) -> httpx.TransportError:
+    """The httpx exception with the same meaning for the retry rules (see the module's table)."""
+    msg = f"{type(e).__name__}: {e}"
+    if isinstance(e, aiohttp.ClientConnectorError | aiohttp.ClientHttpProxyError):
+        return httpx.ConnectError(msg)
+    if isinstance(e, aiohttp.ConnectionTimeoutError):
+        return httpx.ConnectTimeout(msg)
+    if isinstance(e, asyncio.TimeoutError):
+        return httpx.ReadTimeout(msg)
+    if isinstance(e, aiohttp.ServerDisconnectedError | aiohttp.ClientPayloadError | aiohttp.ClientResponseError):
+        return httpx.RemoteProtocolError(msg)
+    if isinstance(e, aiohttp.ClientOSError):
+        return httpx.ReadError(msg)
+    return httpx.TransportError(msg)
 
-    def __init__(self, *, ssl_context: ssl.SSLContext | None = None, connect_timeout: float = 30.0,
-                 keepalive: int = 32, max_redirects: int = 5, user_agent: str = "vreason"):
-        self._ssl, self.connect_timeout, self.keepalive = ssl_context, connect_timeout, keepalive
+
+class AiohttpClient:
+    """One ``aiohttp.ClientSession`` (made on the first call, on the running loop), at most ``keepalive``
+    connections per host (a call beyond waits for a free one), kept alive between calls."""
+
+    def __init__(self, *, ssl_context: ssl.SSLContext | None = None, keepalive: int = 32,
+                 connect_timeout: float = CONNECT_TIMEOUT_S, max_redirects: int = 5, user_agent: str = "vreason"):
+        self._ssl, self.keepalive, self.connect_timeout = ssl_context, keepalive, connect_timeout
         self.max_redirects, self.user_agent = max_redirects, user_agent
-        self._idle: dict[tuple[str, str, int], list[_Conn]] = {}
+        self._session: aiohttp.ClientSession | None = None
+        self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+
+    def _open(self) -> aiohttp.ClientSession:
+        conn = aiohttp.TCPConnector(limit=0, limit_per_host=max(1, self.keepalive))
+        self._session = aiohttp.ClientSession(
+            connector=conn, trust_env=True, cookie_jar=aiohttp.DummyCookieJar(),
+            headers={"User-Agent": self.user_agent}, timeout=self._timeout(120.0))
+        return self._session
+
+    def _timeout(self, read: float) -> aiohttp.ClientTimeout:
+        t = self._timeouts.get(read)
+        if t is None:  # the longest silence while reading (as httpx's read timeout); no total
+            t = self._timeouts[read] = aiohttp.ClientTimeout(total=None, sock_connect=self.connect_timeout,
+                                                             sock_read=read)
+        return t
 
     async def request(self, method: str, url: str, *, json: Any = None, data: dict[str, str] | None = None,
                       files: dict[str, Any] | None = None, headers: dict[str, str] | None = None,
-                      timeout: float = 120.0, sink: BinaryIO | None = None) -> LeanResponse:
-        body, ctype = encode_body(json, data, files)
+                      timeout: float = 120.0, sink: BinaryIO | None = None) -> Reply:
         hdrs = dict(headers or {})
-        if ctype:
-            hdrs.setdefault("Content-Type", ctype)
+        _check_headers(hdrs)
+        session = self._session or self._open()
         for hop in range(self.max_redirects + 1):
-            resp = await self._send(method, url, body, hdrs, timeout, sink)
-            loc = resp.headers.get("location")
-            if resp.status_code not in _REDIRECTS or not loc or hop == self.max_redirects:
-                return resp
+            if not url[:6].lower().startswith(("http:", "https:")):
+                raise httpx.UnsupportedProtocol(f"unsupported URL scheme in {url!r}")
+            body = _body(json, data, files)
+            if url[:6].lower() == "https:":  # the CA bundle is loaded on the first https call (~30 ms), not before
+                body["ssl"] = self._ssl = self._ssl or default_ssl_context()
+            reply = await self._send(session, method, url, body, hdrs, timeout, sink)
+            loc = reply.headers.get("location")
+            if reply.status_code not in _REDIRECTS or not loc or hop == self.max_redirects:
+                return reply
             new = urljoin(url, loc)
             if urlsplit(new)[:2] != urlsplit(url)[:2]:  # another origin: no credentials follow
                 hdrs = {k: v for k, v in hdrs.items() if k.lower() not in _CREDENTIALS}
-            if resp.status_code == 303 or (resp.status_code in (301, 302) and method == "POST"):
-                method, body = "GET", b""
+            if reply.status_code == 303 or (reply.status_code in (301, 302) and method == "POST"):
+                method, json, data, files = "GET", None, None, None
                 hdrs = {k: v for k, v in hdrs.items() if k.lower() != "content-type"}
             url = new
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def _connect(self, scheme: str, host: str, port: int) -> _Conn:
-        tls = None
-        if scheme == "https":
-            if self._ssl is None:
-                self._ssl = httpx.create_ssl_context()
-            tls = self._ssl
+    async def _send(self, session: aiohttp.ClientSession, method: str, url: str, body: dict[str, Any],
+                    headers: dict[str, str], timeout: float, sink: BinaryIO | None) -> Reply:
         try:
-            r, w = await asyncio.wait_for(asyncio.open_connection(
-                host, port, ssl=tls, server_hostname=host if tls else None, limit=_CHUNK), self.connect_timeout)
-        except asyncio.TimeoutError:
-            raise httpx.ConnectTimeout(f"connecting to {host}:{port} timed out") from None
-        except OSError as e:  # refused, unreachable, name not resolved, TLS handshake failed: nothing sent
-            raise httpx.ConnectError(f"{type(e).__name__}: {e}") from None
-        return _Conn(r, w)
-
-    async def _send(self, method: str, url: str, body: bytes, headers: dict[str, str], timeout: float,
-                    sink: BinaryIO | None) -> LeanResponse:
-        scheme, netloc, path, query, _ = urlsplit(url)
-        if scheme not in ("http", "https"):
-            raise httpx.UnsupportedProtocol(f"unsupported URL scheme {scheme!r} in {url!r}")
-        host = netloc.rsplit("@", 1)[-1]
-        hostname, _, port_s = host.rpartition(":") if host.rsplit(":", 1)[-1].isdigit() else (host, "", "")
-        port = int(port_s) if port_s else (443 if scheme == "https" else 80)
-        key = (scheme, hostname.strip("[]"), port)
-        target = (path or "/") + (f"?{query}" if query else "")
-        head = [("Host", host), ("User-Agent", self.user_agent), ("Accept", "*/*"),
-                ("Accept-Encoding", "identity"), *headers.items()]
-        if body or method in ("POST", "PUT", "PATCH"):
-            head.append(("Content-Length", str(len(body))))
-        wire = _head(method, target, head) + body  # checked before any connection is made
-        idle = self._idle.get(key)
-        while idle:
-            conn = idle.pop()
-            if conn.usable():
-                try:
-                    return await self._exchange(conn, key, method, wire, timeout, sink)
-                except (httpx.RemoteProtocolError, httpx.ReadError, httpx.WriteError) as e:
-                    # a reused connection the server had closed: a GET is simply sent again on a new one;
-                    # anything else may have been received, the caller classifies it
-                    if method != "GET" or getattr(e, "got_bytes", True):
-                        raise
-                    break
-            conn.close()
-        conn = await self._connect(*key)
-        return await self._exchange(conn, key, method, wire, timeout, sink)
-
-    async def _exchange(self, conn: _Conn, key: tuple[str, str, int], method: str, wire: bytes, timeout: float,
-                        sink: BinaryIO | None) -> LeanResponse:
-        # one timer, re-armed after every read, instead of a wait_for task per read: the timeout is the
-        # longest silence (as httpx's read timeout), and firing cuts the connection
-        loop = asyncio.get_running_loop()
-        timer = [loop.call_later(timeout, conn.expire)]
-
-        def rearm() -> None:
-            timer[0].cancel()
-            timer[0] = loop.call_later(timeout, conn.expire)
-
-        try:
-            conn.writer.write(wire)
-            try:
-                await conn.writer.drain()
-            except OSError as e:
-                if conn.expired:
-                    raise httpx.WriteTimeout(f"sending took over {timeout:g} s") from None
-                raise httpx.WriteError(f"{type(e).__name__}: {e}") from None
-            status, raw, content, keep = await _read_reply(conn, method, sink, rearm)
-        except _Cut as e:
-            conn.close()
-            if conn.expired:
-                raise httpx.ReadTimeout(f"no reply within {timeout:g} s") from None
-            err = httpx.RemoteProtocolError(str(e))
-            err.got_bytes = e.got  # type: ignore[attr-defined]
-            raise err from None
-        except OSError as e:
-            conn.close()
-            if conn.expired:
-                raise httpx.ReadTimeout(f"no reply within {timeout:g} s") from None
-            err2 = httpx.ReadError(f"{type(e).__name__}: {e}")
-            err2.got_bytes = False  # type: ignore[attr-defined]
-            raise err2 from None
-        except BaseException as e:
-            conn.close()
-            if isinstance(e, httpx.WriteError):
-                e.got_bytes = False  # type: ignore[attr-defined]
-            raise
-        finally:
-            timer[0].cancel()
-        if keep and len(self._idle.get(key, ())) < self.keepalive:
-            self._idle.setdefault(key, []).append(conn)
-        else:
-            conn.close()
-        return LeanResponse(status, httpx.Headers(raw), content)
+            async with session.request(method, url, headers=headers, allow_redirects=False,
+                                       timeout=self._timeout(timeout), **body) as resp:
+                if sink is not None and 200 <= resp.status < 300:
+                    async for piece in resp.content.iter_chunked(_CHUNK):
+                        sink.write(piece)
+                    return Reply(resp.status, resp.headers, b"")
+                return Reply(resp.status, resp.headers, await resp.read())
+        except (aiohttp.ClientError, asyncio.TimeoutError) as e:
+            raise _translate(e) from e
 
     async def aclose(self) -> None:
-        for conns in self._idle.values():
-            for c in conns:
-                c.writer.close()
-        self._idle.clear()
+        session, self._session = self._session, None
+        if session is not None:
+            await session.close()
 
 
 class HttpxClient:
-    """The same interface over httpx (proxies from the environment). One ``AsyncClient`` per call in flight,
+    """The same interface over httpx. One ``AsyncClient`` per call in flight,
     each with one keep-alive connection, kept idle for the next call: httpx's shared pool scans all its
     connections on every request (measured 15–18 ms of client CPU per video at 16 jobs through one client)."""
 
@@ -351,7 +214,7 @@ class HttpxClient:
 
     def _new(self) -> httpx.AsyncClient:
         if self._ssl is None:  # loading the CA bundle costs ~30 ms: once per client, not per connection
-            self._ssl = httpx.create_ssl_context()
+            self._ssl = default_ssl_context()
         limits = httpx.Limits(max_connections=4, max_keepalive_connections=1)
         return httpx.AsyncClient(verify=self._ssl, limits=limits, follow_redirects=True,
                                  timeout=httpx.Timeout(120.0, connect=30.0))
@@ -389,14 +252,8 @@ class HttpxClient:
             await c.aclose()
 
 
-def proxied() -> bool:
-    """A proxy is configured in the environment (``HTTPS_PROXY``, ``ALL_PROXY`` …): the lean client does not
-    speak to proxies, httpx does."""
-    return bool(urllib.request.getproxies())
-
-
 def make_client(kind: str = "auto", *, ssl_context: ssl.SSLContext | None = None, keepalive: int = 32) -> Client:
-    """``lean``, ``httpx``, or ``auto`` (lean unless a proxy is configured)."""
-    if kind == "httpx" or (kind == "auto" and proxied()):
+    """``aiohttp`` (also ``auto``) or ``httpx``."""
+    if kind == "httpx":
         return HttpxClient(ssl_context=ssl_context, keepalive=keepalive)
-    return LeanClient(ssl_context=ssl_context, keepalive=keepalive)
+    return AiohttpClient(ssl_context=ssl_context, keepalive=keepalive)
