@@ -194,7 +194,7 @@ def test_multipart_form_and_json_bodies_read_back_as_sent():
 
 
 def test_proxies_come_from_the_environment(monkeypatch):
-    """``trust_env``: an ``HTTP_PROXY`` in the environment carries the call (the proxy sees the absolute URL)."""
+    """An ``HTTP_PROXY`` in the environment carries the call (the proxy sees the absolute URL)."""
     async def main():
         async def proxy(method, target, hdrs, body):
             return _reply(200, b'{"via": "proxy"}')
@@ -210,6 +210,29 @@ def test_proxies_come_from_the_environment(monkeypatch):
             await c.aclose()
             srv.close()
         assert r.json() == {"via": "proxy"} and seen["requests"][0][1] == "http://api.invalid/v1/videos/x"
+
+    asyncio.run(main())
+
+
+def test_a_netrc_entry_for_the_host_does_not_break_calls_with_an_authorization_header(tmp_path, monkeypatch):
+    """aiohttp's ``trust_env`` would add the netrc login and refuse the call (ValueError); not used here. The
+    environment's NO_PROXY is honoured (the loopback call goes direct despite HTTP_PROXY)."""
+    async def main():
+        srv, url, seen = await _server(lambda *a: asyncio.sleep(0, _reply(200, b"{}")))
+        host = url.removeprefix("http://").split(":")[0]
+        (tmp_path / ".netrc").write_text(f"machine {host} login u password p\n")
+        os.chmod(tmp_path / ".netrc", 0o600)
+        monkeypatch.setenv("NETRC", str(tmp_path / ".netrc"))
+        monkeypatch.setenv("HOME", str(tmp_path))
+        monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # nothing listens there
+        monkeypatch.setenv("NO_PROXY", host)
+        c = AiohttpClient()
+        try:
+            r = await c.request("GET", f"{url}/x", headers={"Authorization": "Bearer sk-secret"})
+        finally:
+            await c.aclose()
+            srv.close()
+        assert r.status_code == 200 and seen["requests"][0][2]["authorization"] == "Bearer sk-secret"
 
     asyncio.run(main())
 

@@ -4,8 +4,11 @@ Two implementations behind one small interface (``request(...) -> response`` wit
 ``headers``, ``content``, ``json()``, ``text``; a 2xx body optionally streamed to a file; ``aclose()``):
 
 * :class:`AiohttpClient` (default) — one ``aiohttp.ClientSession`` (C-accelerated HTTP/1.1 parser) with a
-  ``TCPConnector`` of at most ``keepalive`` connections per host, kept alive between calls; proxies and
-  netrc from the environment (``trust_env``); gzip/deflate replies decoded; no cookie jar. Redirects are
+  ``TCPConnector`` of at most ``keepalive`` connections per host, kept alive between calls; proxies from the
+  environment (``HTTP(S)_PROXY``, ``NO_PROXY``: the stdlib's ``getproxies`` / ``proxy_bypass``, once per
+  host); gzip/deflate replies decoded; no cookie jar. Not aiohttp's ``trust_env``: it also reads
+  ``~/.netrc`` on every call (a thread hop each) and then refuses any call that carries an
+  ``Authorization`` header to a host listed there (``ValueError``: every Sora call would fail). Redirects are
   followed here rather than by aiohttp, because aiohttp drops only ``Authorization``, ``Cookie`` and
   ``Proxy-Authorization`` on a change of origin and the video APIs also authenticate with ``x-goog-api-key``
   / ``api-key``: every credential header is dropped when the origin changes;
@@ -33,12 +36,14 @@ import asyncio
 import functools
 import json as _json
 import ssl
+import urllib.request
 from typing import Any, BinaryIO, Protocol
 from urllib.parse import urljoin, urlsplit
 
 import aiohttp
 import httpx
 from multidict import CIMultiDictProxy
+from yarl import URL
 
 _REDIRECTS = (301, 302, 303, 307, 308)
 _CREDENTIALS = ("authorization", "x-goog-api-key", "api-key", "cookie", "proxy-authorization")
@@ -144,11 +149,12 @@ class AiohttpClient:
         self.max_redirects, self.user_agent = max_redirects, user_agent
         self._session: aiohttp.ClientSession | None = None
         self._timeouts: dict[float, aiohttp.ClientTimeout] = {}
+        self._proxies: dict[tuple[str, str], dict[str, Any]] = {}
 
     def _open(self) -> aiohttp.ClientSession:
         conn = aiohttp.TCPConnector(limit=0, limit_per_host=max(1, self.keepalive))
         self._session = aiohttp.ClientSession(
-            connector=conn, trust_env=True, cookie_jar=aiohttp.DummyCookieJar(),
+            connector=conn, cookie_jar=aiohttp.DummyCookieJar(),
             headers={"User-Agent": self.user_agent}, timeout=self._timeout(120.0))
         return self._session
 
@@ -171,6 +177,7 @@ class AiohttpClient:
             body = _body(json, data, files)
             if url[:6].lower() == "https:":  # the CA bundle is loaded on the first https call (~30 ms), not before
                 body["ssl"] = self._ssl = self._ssl or default_ssl_context()
+            body.update(self._proxy(url))
             reply = await self._send(session, method, url, body, hdrs, timeout, sink)
             loc = reply.headers.get("location")
             if reply.status_code not in _REDIRECTS or not loc or hop == self.max_redirects:
@@ -183,6 +190,24 @@ class AiohttpClient:
                 hdrs = {k: v for k, v in hdrs.items() if k.lower() != "content-type"}
             url = new
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _proxy(self, url: str) -> dict[str, Any]:
+        """aiohttp's ``proxy`` / ``proxy_auth`` for ``url`` from the environment (empty: direct)."""
+        scheme, netloc = urlsplit(url)[:2]
+        key = (scheme.lower(), netloc)
+        got = self._proxies.get(key)
+        if got is None:
+            host = netloc.rsplit("@", 1)[-1]
+            proxies = urllib.request.getproxies()
+            proxy = proxies.get(key[0]) or proxies.get("all")
+            got = {}
+            if proxy and not urllib.request.proxy_bypass(host.rsplit(":", 1)[0] if "]" not in host else host):
+                purl = URL(proxy if "://" in proxy else f"http://{proxy}")
+                got["proxy"] = purl.with_user(None)
+                if purl.user is not None:
+                    got["proxy_auth"] = aiohttp.BasicAuth(purl.user, purl.password or "")
+            self._proxies[key] = got
+        return got
 
     async def _send(self, session: aiohttp.ClientSession, method: str, url: str, body: dict[str, Any],
                     headers: dict[str, str], timeout: float, sink: BinaryIO | None) -> Reply:
