@@ -40,7 +40,7 @@ def tpo(
     stored; the same command resumes. Use the result with
     `vreason run <protocol> --models M --prompts RUNS/<name>/tpo/optimized_prompts.jsonl
     --prompt-variants default,videotpo`, which reports the paired difference."""
-    from vreason.cli.main import _fit_options, _ints, _parse_opts
+    from vreason.cli.args import _fit_options, _ints, _parse_opts
     from vreason.optimize.tpo_run import run_tpo
     from vreason.optimize.videotpo import TpoConfig
 
