@@ -135,17 +135,21 @@ def test_failures_are_httpx_classes_with_the_create_rules_meaning():
         async def handler(method, target, hdrs, body):
             if target == "/drop":
                 return None  # received, then hung up without a reply: may have been acted on
+            if target == "/ok":
+                return _reply(200, b"{}")
             if target == "/half":
                 return b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\nConnection: close\r\n\r\nshort"  # cut
             await asyncio.sleep(5)  # silent
             return _reply(200, b"late")
 
-        srv, url, _ = await _server(handler)
+        srv, url, seen = await _server(handler)
         c = AiohttpClient()
         try:
+            await c.request("GET", f"{url}/ok")  # the POST below goes over this kept-alive connection
             with pytest.raises(httpx.RemoteProtocolError) as e1:
                 await c.request("POST", f"{url}/drop", data={"prompt": "p"})
             assert classify_exception(e1.value).kind == "connection" and classify_exception(e1.value).sent
+            assert len(seen["conns"]) == 1 and [r[1] for r in seen["requests"]] == ["/ok", "/drop"]  # not resent
             with pytest.raises(httpx.RemoteProtocolError):
                 await c.request("GET", f"{url}/half")
             t0 = time.monotonic()
@@ -159,11 +163,15 @@ def test_failures_are_httpx_classes_with_the_create_rules_meaning():
         with socket.socket() as s:  # a port nobody listens on: nothing was sent
             s.bind(("127.0.0.1", 0))
             port = s.getsockname()[1]
-        with pytest.raises(httpx.ConnectError) as e3:
-            await AiohttpClient().request("POST", f"http://127.0.0.1:{port}/v1/videos", json={})
-        assert not classify_exception(e3.value).sent
-        with pytest.raises(httpx.LocalProtocolError):  # no header injection
-            await AiohttpClient().request("GET", f"http://127.0.0.1:{port}/", headers={"X": "a\r\nInjected: 1"})
+        c = AiohttpClient()
+        try:
+            with pytest.raises(httpx.ConnectError) as e3:
+                await c.request("POST", f"http://127.0.0.1:{port}/v1/videos", json={})
+            assert not classify_exception(e3.value).sent
+            with pytest.raises(httpx.LocalProtocolError):  # no header injection
+                await c.request("GET", f"http://127.0.0.1:{port}/", headers={"X": "a\r\nInjected: 1"})
+        finally:
+            await c.aclose()
 
     asyncio.run(main())
 

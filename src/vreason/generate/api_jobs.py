@@ -210,6 +210,7 @@ class JobEngine:
         self.adapter, self.ledger, self.settings = adapter, ledger, settings
         self.secrets = [s for s in (secrets or []) if s]
         self._clients: dict[int, Client] = {}
+        self._running: dict[int, int] = {}
         self._sems: dict[int, asyncio.Semaphore] = {}
 
     # ------------------------------------------------------------------ plumbing
@@ -285,11 +286,19 @@ class JobEngine:
         """One video's job; ``started`` (``time.monotonic()``) is when the caller's clock for the timeout
         began (default: now), so the engine gives up before a caller enforcing the same limit cancels it."""
         t0 = time.monotonic() if started is None else started
-        sem = self._sem()
-        if sem is None:
-            return await self._run(key, req, out_path, meta, t0)
-        async with sem:
-            return await self._run(key, req, out_path, meta, t0)
+        loop = id(asyncio.get_running_loop())
+        self._running[loop] = self._running.get(loop, 0) + 1
+        try:
+            sem = self._sem()
+            if sem is None:
+                return await self._run(key, req, out_path, meta, t0)
+            async with sem:
+                return await self._run(key, req, out_path, meta, t0)
+        finally:  # the last job on this loop closes its client: no session outlives the jobs (nor the loop)
+            self._running[loop] -= 1
+            if not self._running[loop]:
+                del self._running[loop]
+                await self.aclose()
 
     async def _run(self, key: str, req: JobRequest, out_path: str, meta: dict[str, Any], t0: float) -> JobOutcome:
         return await self._job(self._client(), key, req, out_path, meta, t0)
