@@ -72,7 +72,7 @@ def list_cmd(
                                  "type, default and what it does."),
     protocol: str = typer.Argument(None, help="With --options: only this protocol."),
 ) -> None:
-    """Show the benchmarks, built-in models, judge backends and frame-policy presets, with the
+    """Show the benchmarks, built-in models, judge backends, frame-policy presets and video layouts, with the
     extra each needs; `--options` shows each protocol's options with their defaults."""
     from vreason.core.registry import benchmarks, generators, judges, load_builtins, scorers
     from vreason.frames.policy import PRESETS
@@ -103,6 +103,15 @@ def list_cmd(
     for k, v in PRESETS.items():
         t.add_row(k, v)
     out.print(t)
+    from vreason.data.importer import conventions, layout
+
+    t = Table(title="video layouts (--convention NAME)")
+    for col in ("name", "layout", "identity"):
+        t.add_column(col)
+    for name in conventions():
+        lay = layout(name)
+        t.add_row(name, lay.pattern + ("  (--model)" if lay.needs_model else ""), lay.identity)
+    out.print(t)
 
 
 def _list_options(benchmarks: Any, only: str | None) -> None:
@@ -112,7 +121,7 @@ def _list_options(benchmarks: Any, only: str | None) -> None:
 
     names = [only] if only else [e.name for e in benchmarks.entries()]
     for name in names:
-        model = getattr(benchmarks.get(name), "options_model", None)
+        model = benchmarks.get(name).options_model
         if model is None:
             out.print(f"{name}: no declared options (any --opt key is passed through)")
             continue
@@ -142,7 +151,7 @@ def run(
     data: str = typer.Option(None, "--data", help="Benchmark data folder (e.g. RISE's snapshot, RULER's data)."),
     videos: str = typer.Option(None, "--videos", help="Folder of generated videos to import before scoring."),
     convention: str = typer.Option(None, "--convention",
-                                   help="Layout of --videos: vreason, rise, ruler, tivibench, pai."),
+                                   help="Layout of --videos: vreason, rise, ruler, tivibench, pai… (`vreason list` shows each)."),
     manifest: str = typer.Option(None, "--manifest", help="JSONL/CSV manifest: sample_id, model, seed, path."),
     prompts: str = typer.Option(None, "--prompts", help="JSONL of prompt variants (sample_id, variant, prompt), "
                                 "e.g. RUNS/<tpo>/tpo/optimized_prompts.jsonl from `vreason tpo`."),
