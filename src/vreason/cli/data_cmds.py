@@ -73,7 +73,8 @@ def import_cmd(
     run_dir: str = typer.Argument(..., help="Run directory to import into (created if new)."),
     manifest: str = typer.Option(None, "--manifest", help="JSONL or CSV: sample_id, model, seed, path."),
     root: str = typer.Option(None, "--root", help="Folder laid out by --convention."),
-    convention: str = typer.Option(None, "--convention", help="A registered video layout: vreason, rise, ruler, tivibench, pai… (`vreason list` shows each)."),
+    convention: str = typer.Option(None, "--convention", help="A registered video layout: vreason, rise, ruler, "
+                                   "tivibench, pai… (`vreason list` shows each)."),
     model: str = typer.Option(None, "--model", help="Model name (needed by tivibench/pai; filters others)."),
 ) -> None:
     """Bring your own videos into a run: from a manifest or a benchmark's path convention.
@@ -101,7 +102,8 @@ def preflight_cmd(
     data: str = typer.Option(None, "--data", help="Benchmark data folder."),
     manifest: str = typer.Option(None, "--manifest", help="JSONL or CSV manifest of videos."),
     root: str = typer.Option(None, "--root", help="Videos folder laid out by --convention."),
-    convention: str = typer.Option(None, "--convention", help="A registered video layout: vreason, rise, ruler, tivibench, pai… (`vreason list` shows each)."),
+    convention: str = typer.Option(None, "--convention", help="A registered video layout: vreason, rise, ruler, "
+                                   "tivibench, pai… (`vreason list` shows each)."),
     model: str = typer.Option(None, "--model", help="Only this model."),
     seeds: str = typer.Option("0", "--seeds", help="Expected seeds per sample."),
     min_frames: int = typer.Option(2, "--min-frames", help="Shorter videos are reported as too short."),

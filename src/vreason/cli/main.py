@@ -151,7 +151,8 @@ def run(
     data: str = typer.Option(None, "--data", help="Benchmark data folder (e.g. RISE's snapshot, RULER's data)."),
     videos: str = typer.Option(None, "--videos", help="Folder of generated videos to import before scoring."),
     convention: str = typer.Option(None, "--convention",
-                                   help="Layout of --videos: vreason, rise, ruler, tivibench, pai… (`vreason list` shows each)."),
+                                   help="Layout of --videos: vreason, rise, ruler, tivibench, pai… "
+                                   "(`vreason list` shows each)."),
     manifest: str = typer.Option(None, "--manifest", help="JSONL/CSV manifest: sample_id, model, seed, path."),
     prompts: str = typer.Option(None, "--prompts", help="JSONL of prompt variants (sample_id, variant, prompt), "
                                 "e.g. RUNS/<tpo>/tpo/optimized_prompts.jsonl from `vreason tpo`."),
