@@ -11,9 +11,16 @@ is violated:
   shortcut ≤ 5% where the rule is about the process;
 * zero false passes (a cheat that passes) and zero false fails (an honest variant that fails) on the
   suite's adversarial set (src/vreason/synth/adversary*.py), scored through the run's scorer after
-  H.264 encoding, on ``--adversarial`` fresh instances per family × difficulty.
+  H.264 encoding, on ``--adversarial`` fresh instances per family × difficulty;
+* zero false passes and zero false fails per principle × family on the generated adversarial set of
+  issue 24 (src/vreason/synth/adversary_principles*.py: every kind of every principle ``--principles``
+  times per family, each at a random difficulty and with parameters drawn from the seed), written with
+  the case's encoder and timestamps and scored through the run's scorer.
 
-    python benchmarks/bench_synth_validity.py [-n 10] [--adversarial 2] [--seed S] [--jobs 2] [--families maze]
+    python benchmarks/bench_synth_validity.py [-n 10] [--adversarial 2] [--principles 1] [--seed S] [--jobs 2]
+        [--families maze]
+
+Only the generated set: ``-n 0 --adversarial 0 --principles 2``.
 """
 
 from __future__ import annotations
@@ -102,6 +109,72 @@ def run_adversarial(args):
     return family, difficulty, out
 
 
+def run_principle(args):
+    """One generated case of adversary_principles: (case, passed, reason, params) or (case, None, reason, {})
+    when its kind cannot apply to the instance."""
+    case, workdir = args
+    from vreason.synth.adversary_principles import NotApplicable, run_case
+
+    folder = os.path.join(workdir, f"pr-{case.id}")
+    try:
+        out = run_case(case, folder)
+    except NotApplicable as exc:  # pragma: no cover - run_case returns None instead
+        out, why = None, str(exc)
+    except Exception as exc:  # a generator's bug is reported per case; the run goes on
+        shutil.rmtree(folder, ignore_errors=True)
+        return case, "error", f"{type(exc).__name__}: {exc}", {}
+    else:
+        why = "not applicable to this instance"
+    shutil.rmtree(folder, ignore_errors=True)
+    if out is None:
+        return case, None, why, {}
+    return case, out.passed, out.reason, out.params
+
+
+def report_principles(results, fams, seed: int, violations: list[str]) -> None:
+    """Per principle × family: cheats tried / passed (false passes), honest cases tried / failed (false
+    fails), cases whose kind could not apply; then every wrong verdict with its parameters."""
+    from vreason.synth.adversary_principles import PRINCIPLE_NAMES, PRINCIPLES
+
+    stats: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
+    bad = []
+    for case, passed, reason, params in results:
+        st = stats[(case.principle, case.family)]
+        if passed == "error":
+            violations.append(f"generator error {case.principle} {case.family}/{case.kind} "
+                              f"case_seed={case.case_seed}: {reason}")
+            continue
+        if passed is None:
+            st[4] += 1
+            continue
+        if case.honest:
+            st[2] += 1
+            if not passed:
+                st[3] += 1
+                bad.append(f"false fail {case.principle} {case.family}/{case.difficulty}/{case.kind} "
+                           f"case_seed={case.case_seed} {params}: {reason}")
+        else:
+            st[0] += 1
+            if passed:
+                st[1] += 1
+                bad.append(f"false pass {case.principle} {case.family}/{case.difficulty}/{case.kind} "
+                           f"case_seed={case.case_seed} {params}")
+    print(f"\ngenerated adversarial set by principle (seed {seed}; cheats / false passes, honest / false fails)")
+    print(f"{'family':<11}" + "".join(f"{p + ' ' + PRINCIPLE_NAMES[p][:14]:>22}" for p in PRINCIPLES))
+    tot = [0, 0, 0, 0, 0]
+    for fam in fams:
+        cells = []
+        for p in PRINCIPLES:
+            c, fp, h, ff, na = stats.get((p, fam), [0, 0, 0, 0, 0])
+            tot = [a + b for a, b in zip(tot, (c, fp, h, ff, na), strict=True)]
+            cell = (f"{fp}/{c} pass" if c else "") + (" " if c and h else "") + (f"{ff}/{h} fail" if h else "")
+            cells.append(f"{cell or '-':>22}")
+        print(f"{fam:<11}" + "".join(cells))
+    print(f"total: {tot[1]} false passes of {tot[0]} cheats, {tot[3]} false fails of {tot[2]} honest cases, "
+          f"{tot[4]} not applicable")
+    violations.extend(bad)
+
+
 def _map(fn, jobs, n_jobs):
     if n_jobs > 1:
         import multiprocessing as mp
@@ -147,6 +220,8 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=None, help="suite seed [default: a fresh random one]")
     ap.add_argument("--adversarial", type=int, default=2,
                     help="fresh instances per family × difficulty for the adversarial set (0: skip)")
+    ap.add_argument("--principles", type=int, default=1,
+                    help="generated cases per kind × family for the by-principle set (0: skip)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes")
     ap.add_argument("--families", default=None, help="comma-separated families [default: all]")
     a = ap.parse_args(argv)
@@ -159,6 +234,12 @@ def main(argv=None) -> int:
     results = _map(run_instance, jobs, a.jobs)
     adv_jobs = [(f, d, 1000 + i, seed, work) for f in fams for d in DIFFICULTIES for i in range(a.adversarial)]
     adv_results = _map(run_adversarial, adv_jobs, a.jobs)
+    pr_results = []
+    if a.principles:
+        from vreason.synth.adversary_principles import sample_cases
+
+        pr_jobs = [(c, work) for c in sample_cases(fams, seed, per_kind=a.principles, index=2000)]
+        pr_results = _map(run_principle, pr_jobs, a.jobs)
     wall = time.perf_counter() - wall
     shutil.rmtree(work, ignore_errors=True)
 
@@ -202,7 +283,16 @@ def main(argv=None) -> int:
             print(f"{fam:<11}{diff:<8}" + "".join(cells))
     if a.adversarial:
         report_adversarial(adv_results, fams, violations)
+    if a.principles:
+        report_principles(pr_results, fams, seed, violations)
     n_videos = len(stage["generate"])
+    if not n_videos:
+        print(f"\nwall {wall:.1f} s with {a.jobs} job(s)")
+        if violations:
+            print("\nVIOLATIONS:\n  " + "\n  ".join(violations))
+            return 1
+        print("\nall criteria met")
+        return 0
     print(f"\nCPU seconds per video (mean over {n_videos} videos): "
           + ", ".join(f"{k} {np.mean(v):.3f}" for k, v in stage.items() if k != "make")
           + f"; instance build {np.mean(stage['make']):.3f} per instance")
