@@ -6,6 +6,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
+from _cli_inproc import run_cli
 from conftest import PLUGIN, gradient_frames
 from vreason.cli.main import app
 from vreason.frames import write_video
@@ -39,6 +40,7 @@ def test_probe_and_frames(tmp_path):
 
 
 def _cli(*args, env=None):
+    """A real ``vreason`` process (exit codes as a shell sees them); the other tests run the CLI in-process."""
     return subprocess.run([sys.executable, "-m", "vreason.cli.main", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=120)
 
@@ -62,11 +64,11 @@ def test_import_then_run_then_preflight(tmp_path):
         write_video(str(vids / f"s{i:03d}__0.mp4"), [gradient_frames(1, 32, 32)[0] * 0 + i * 5] * 8, fps=8)
     (vids / "s999__0.mp4").write_bytes(b"junk")
     run_dir = tmp_path / "runs" / "byo"
-    res = _cli("--plugin", PLUGIN, "import", str(run_dir), "--root", str(tmp_path / "vids"), "--convention",
+    res = run_cli("--plugin", PLUGIN, "import", str(run_dir), "--root", str(tmp_path / "vids"), "--convention",
                "vreason")
     assert res.returncode == 0, res.stderr
     assert "imported 4 videos for model mine" in res.stdout
-    res = _cli("--plugin", PLUGIN, "run", "slowtest", "--runs", str(tmp_path / "runs"), "--name", "byo",
+    res = run_cli("--plugin", PLUGIN, "run", "slowtest", "--runs", str(tmp_path / "runs"), "--name", "byo",
                "--models", "mine", "--opt", "n=4", "--workers", "1")
     assert res.returncode == 3, res.stderr  # finished with errors: s003 has no video
     assert "finished with errors" in res.stderr
@@ -76,7 +78,7 @@ def test_import_then_run_then_preflight(tmp_path):
     assert by[("s002", "brightness")]["value"] == pytest.approx(10, abs=2)
     assert by[("s003", "brightness")]["status"] == "error"  # no file: missing, not a 0
     assert "video missing" in by[("s003", "echo")]["reason"]
-    res = _cli("--plugin", PLUGIN, "preflight", "slowtest", "--root", str(tmp_path / "vids"), "--convention",
+    res = run_cli("--plugin", PLUGIN, "preflight", "slowtest", "--root", str(tmp_path / "vids"), "--convention",
                "vreason", "--json")
     assert res.returncode == 1  # s003..s011 missing, s999 undecodable → not clean
     rep = json.loads(res.stdout)
@@ -95,7 +97,7 @@ def test_ruler_draft_checklist_and_enhance(tmp_path):
     judge = tmp_path / "judge.yaml"
     judge.write_text(f"backend: scripted\nscript: {script}\ncycle: true\n")
     out = tmp_path / "drafted.jsonl"
-    res = _cli("ruler", "draft-checklist", "--data", data, "--out", str(out), "--judge", str(judge), "--all")
+    res = run_cli("ruler", "draft-checklist", "--data", data, "--out", str(out), "--judge", str(judge), "--all")
     assert res.returncode == 0, res.stderr
     recs = [json.loads(x) for x in out.read_text().splitlines()]
     assert len(recs) >= 2
@@ -109,7 +111,7 @@ def test_ruler_draft_checklist_and_enhance(tmp_path):
     reply = 'Here it is: {"enhanced_prompt": "The red dot glides around every wall to the goal."}'
     script.write_text(json.dumps(reply) + "\n")
     out2 = tmp_path / "pe.jsonl"
-    res = _cli("ruler", "enhance", "--data", data, "--out", str(out2), "--judge", str(judge))
+    res = run_cli("ruler", "enhance", "--data", data, "--out", str(out2), "--judge", str(judge))
     assert res.returncode == 0, res.stderr
     recs = [json.loads(x) for x in out2.read_text().splitlines()]
     assert all("glides" in r["enhanced_prompt"] for r in recs)
@@ -133,7 +135,7 @@ def test_every_declared_entry_resolves():
 def test_synth_generate_then_score_your_own_videos(tmp_path):
     """The suite handed to 'a real model' (here: its own ground-truth videos) and scored back."""
     suite = tmp_path / "suite"
-    res = _cli("synth", "generate", "--out", str(suite), "--per-task", "1", "--seed", "5", "--families",
+    res = run_cli("synth", "generate", "--out", str(suite), "--per-task", "1", "--seed", "5", "--families",
                "maze,sorting", "--videos", "--width", "320", "--height", "180", "--seconds", "2")
     assert res.returncode == 0, res.stderr
     lines = (suite / "manifest.jsonl").read_text().splitlines()
@@ -143,7 +145,7 @@ def test_synth_generate_then_score_your_own_videos(tmp_path):
     for f in sorted((suite / "videos").glob("*.mp4")):
         if f.stem != "maze-hard-000":  # one video never made: missing, not a fail and not another file
             (mine / f"{f.stem}__0.mp4").write_bytes(f.read_bytes())
-    res = _cli("run", "synth", "--data", str(suite), "--videos", str(tmp_path / "vids"), "--models", "mine",
+    res = run_cli("run", "synth", "--data", str(suite), "--videos", str(tmp_path / "vids"), "--models", "mine",
                "--runs", str(tmp_path / "runs"), "--name", "byo", "--workers", "1")
     assert res.returncode == 3, res.stderr  # one expected video missing: finished with errors, results saved
     scores = {json.loads(x)["sample_id"]: json.loads(x) for x in open(tmp_path / "runs" / "byo" / "scores.jsonl")}

@@ -2,23 +2,20 @@
 
 import json
 import os
-import subprocess
 import sys
 
 import pytest
 from typer.testing import CliRunner
 
+from _cli_inproc import run_cli
 from conftest import PLUGIN
 from vreason.cli.main import app
 
-VREASON = [sys.executable, "-m", "vreason.cli.main"]
-
 
 def _cli(*args, env=None, drop=()):
-    full = {k: v for k, v in os.environ.items() if k not in drop}
-    full.update(env or {})
-    full["COLUMNS"] = "200"
-    return subprocess.run([*VREASON, *args], capture_output=True, text=True, env=full, timeout=120)
+    """``vreason ARGS`` in this process (exit code, stdout, stderr as from a real process; the real-process
+    exits are tested in tests/test_cli.py, tests/test_usage_mistakes.py and tests/test_exit_codes.py)."""
+    return run_cli(*args, env={**(env or {}), "COLUMNS": "200"}, drop=drop)
 
 
 def _slow(tmp_path, *args):
