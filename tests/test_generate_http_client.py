@@ -276,3 +276,20 @@ def test_the_httpx_client_makes_the_same_video(tmp_path, monkeypatch):
     with FakeVideoAPI(latency=0.05) as api:
         polls, _ = _polls(tmp_path, api, poll_s=0.05, poll_first_s=0.05, http_client="httpx")
         assert polls >= 1 and api.calls["download"] == 1 and api.total_creates == 1
+
+
+@pytest.mark.parametrize(("exc", "cls", "sent"), [
+    ("ConnectionTimeoutError", httpx.ConnectTimeout, False),  # TCP/TLS not done in time: nothing written
+    ("SocketTimeoutError", httpx.ReadTimeout, True),  # silence after the request went out
+    ("ServerDisconnectedError", httpx.RemoteProtocolError, True),
+    ("ClientPayloadError", httpx.RemoteProtocolError, True),  # a body cut short
+    ("ClientOSError", httpx.ReadError, True),  # reset / broken pipe on an open connection
+])
+def test_aiohttp_failures_map_to_the_httpx_class_of_the_same_phase(exc, cls, sent):
+    import aiohttp
+
+    from vreason.generate.http_client import _translate
+
+    err = _translate(getattr(aiohttp, exc)("x"))
+    assert type(err) is cls and classify_exception(err).sent is sent
+    assert classify_exception(_translate(TimeoutError())).sent  # a bare timeout: after sending, may have acted
