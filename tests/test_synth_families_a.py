@@ -47,33 +47,34 @@ def degrade(frames, tmp_path, seed=1):
     return read_all(path)
 
 
+# the second instance of each (family, difficulty) runs in `make test-all`; the first covers the same checks
+@pytest.mark.parametrize("index", [0, pytest.param(1, marks=pytest.mark.slow)])
 @pytest.mark.parametrize("difficulty", DIFFICULTIES)
 @pytest.mark.parametrize("family", FAMILIES_A)
-def test_ground_truth_passes_and_baselines_fail(family, difficulty):
+def test_ground_truth_passes_and_baselines_fail(family, difficulty, index):
     fam = get_family(family)
-    for index in range(2):
-        inst = make_instance(family, difficulty, index, 11, CFG)
-        n = len(inst.solution)
-        assert n == CFG.n_frames
-        assert np.array_equal(inst.solution[0], inst.first_frame)
-        assert np.array_equal(inst.solution[-1], inst.final_frame)
-        oracle = fam.verify(inst.solution, inst.state, CFG)
-        assert oracle.passed and oracle.score >= 0.99, oracle.evidence.get("reasons")
-        assert oracle.debug_image is not None and oracle.debug_image.ndim == 3
-        static = fam.verify([inst.first_frame] * n, inst.state, CFG)
-        assert not static.passed and static.score <= 0.05
-        noise = fam.verify(_noise(n, CFG.height, CFG.width, index), inst.state, CFG)
-        assert not noise.passed and noise.score <= 0.05
-        rnd = fam.verify(fam.random_motion(inst, np.random.default_rng(index), CFG), inst.state, CFG)
-        assert not rnd.passed
-        assert inst.directional
-        rev = fam.verify(inst.solution[::-1], inst.state, CFG)
-        assert not rev.passed and rev.score <= 0.05
-        cut = fam.verify([inst.first_frame] * (n // 2) + [inst.final_frame] * (n - n // 2), inst.state, CFG)
-        fade = fam.verify(_fade(inst, n), inst.state, CFG)
-        if inst.process_rule:
-            assert not cut.passed and not fade.passed
-            assert cut.score <= 0.5 and fade.score <= 0.5  # right end state, wrong process: half at most
+    inst = make_instance(family, difficulty, index, 11, CFG)
+    n = len(inst.solution)
+    assert n == CFG.n_frames
+    assert np.array_equal(inst.solution[0], inst.first_frame)
+    assert np.array_equal(inst.solution[-1], inst.final_frame)
+    oracle = fam.verify(inst.solution, inst.state, CFG)
+    assert oracle.passed and oracle.score >= 0.99, oracle.evidence.get("reasons")
+    assert oracle.debug_image is not None and oracle.debug_image.ndim == 3
+    static = fam.verify([inst.first_frame] * n, inst.state, CFG)
+    assert not static.passed and static.score <= 0.05
+    noise = fam.verify(_noise(n, CFG.height, CFG.width, index), inst.state, CFG)
+    assert not noise.passed and noise.score <= 0.05
+    rnd = fam.verify(fam.random_motion(inst, np.random.default_rng(index), CFG), inst.state, CFG)
+    assert not rnd.passed
+    assert inst.directional
+    rev = fam.verify(inst.solution[::-1], inst.state, CFG)
+    assert not rev.passed and rev.score <= 0.05
+    cut = fam.verify([inst.first_frame] * (n // 2) + [inst.final_frame] * (n - n // 2), inst.state, CFG)
+    fade = fam.verify(_fade(inst, n), inst.state, CFG)
+    if inst.process_rule:
+        assert not cut.passed and not fade.passed
+        assert cut.score <= 0.5 and fade.score <= 0.5  # right end state, wrong process: half at most
 
 
 def test_process_rule_flags():

@@ -4,6 +4,8 @@ length), solid objects, every property the prompt states, the end state held to 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pytest
 
@@ -101,10 +103,17 @@ def _repaint(inst, paint):
     return out
 
 
+@functools.cache
+def _symmetry_easy():
+    """One instance and its ground truth's verdict for the whole session (made and verified once, not per kind)."""
+    inst = make_instance("symmetry", "easy", 0, 9, CFG)
+    return inst, get_family("symmetry").verify(inst.solution, inst.state, CFG).passed
+
+
 @pytest.mark.parametrize("kind", ["grey", "black", "dot", "other colour"])
 def test_symmetry_easy_checks_what_a_painted_cell_is(kind):
     fam = get_family("symmetry")
-    inst = make_instance("symmetry", "easy", 0, 9, CFG)
+    inst, ground_truth_passes = _symmetry_easy()
     other = next(c for c in ("red", "green", "blue", "purple") if c not in inst.state["colours"])
     paint = {
         "grey": lambda f, g, r, c, col: draw.fill_cell(f, g, r, c, (128, 128, 128), inset=1),
@@ -114,7 +123,7 @@ def test_symmetry_easy_checks_what_a_painted_cell_is(kind):
     }[kind]
     res = fam.verify(_repaint(inst, paint), inst.state, CFG)
     assert not res.passed and res.evidence["checks"]["final_exact"] is False
-    assert fam.verify(inst.solution, inst.state, CFG).passed
+    assert ground_truth_passes
 
 
 def test_symmetry_given_half_may_not_change_colour():
