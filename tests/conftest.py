@@ -57,7 +57,7 @@ def opencv_samples() -> dict[str, str]:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--adv-full", action="store_true", default=False,
                      help="run the full adversarial matrix (every variant at every difficulty) instead of the "
-                          "default sample (every variant of every family at one seeded-random difficulty)")
+                          "default sample (at most 7 variants per family, drawn by the seed, at one difficulty each)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -70,7 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_report_header(config: pytest.Config) -> str:
-    mode = "full matrix" if os.environ.get("VREASON_ADV_FULL") == "1" else "sampled (one difficulty per variant)"
+    mode = ("full matrix" if os.environ.get("VREASON_ADV_FULL") == "1"
+            else "sampled (≤ 7 variants per family, one difficulty each)")
     seed = os.environ["VREASON_ADV_SEED"]
     return f"vreason adversarial seed: {seed} ({mode}); replay with VREASON_ADV_SEED={seed}"
 
@@ -78,6 +79,13 @@ def pytest_report_header(config: pytest.Config) -> str:
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
     # also under -q (which hides the header): the line needed to replay this run's sampled cases
     terminalreporter.write_line(pytest_report_header(config))
+    # which adversarial variants this run drew (the default run samples them; see tests/test_synth_adversarial.py)
+    ran = sorted({r.nodeid.split("[", 1)[1].rstrip("]") for reports in terminalreporter.stats.values()
+                  for r in reports if getattr(r, "when", None) == "call"
+                  and "test_synth_adversarial.py::test_adversarial_variant[" in getattr(r, "nodeid", "")})
+    if ran:
+        terminalreporter.write_line(f"vreason adversarial variants run ({len(ran)}, family-difficulty-variant): "
+                                    + " ".join(ran))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,6 +1,11 @@
 """The suite's adversarial set (src/vreason/synth/adversary*.py), scored through the same scorer as
 ``vreason run synth``: every cheat must fail and every honest variant must pass, for every family and
-difficulty. Each run draws a fresh seed (printed in the header; replay with ``VREASON_ADV_SEED=<seed>``)."""
+difficulty. Each run draws a fresh seed (printed in the summary; replay with ``VREASON_ADV_SEED=<seed>``).
+
+Default run (``make test``): a sample of at most ``PER_FAMILY`` variants per family (both kinds in every family,
+honest and cheat, the cheats first), each at one difficulty, all drawn by the run's seed, so every variant is
+drawn over runs (each has a probability of at least 3/15 per run); the summary line lists the variants that ran.
+``--adv-full`` (``make test-all``, ``make bench``): every variant at every difficulty."""
 
 import os
 import random
@@ -14,19 +19,32 @@ from vreason.synth.suite import FAMILY_MODULES
 SEED = int(os.environ.get("VREASON_ADV_SEED", "20261122"))
 FULL = os.environ.get("VREASON_ADV_FULL") == "1"
 VARIANTS = load_variants()
+PER_FAMILY = {"cheat": 4, "honest": 3}
+"""Default sample per family: 4 cheats and 3 honest variants (16 families: 112 cases of the 317 variants)."""
+
+
+def _sample(variants: list, rng: random.Random) -> list:
+    """Up to PER_FAMILY[kind] variants of each kind (cheat / honest), drawn without replacement by ``rng``."""
+    out = []
+    for kind, k in PER_FAMILY.items():
+        pool = [v for v in variants if v.honest == (kind == "honest")]
+        out += rng.sample(pool, min(k, len(pool)))
+    return out
 
 
 def _cases() -> list:
-    """Full matrix under ``--adv-full`` (``make test-all``, ``make bench``); otherwise every variant of every
-    family once, at a difficulty drawn from its own difficulties by the run's seed (printed in the header)."""
+    """Full matrix under ``--adv-full``; otherwise the seeded per-family sample, each at a difficulty drawn from
+    its own difficulties by the run's seed."""
     rng = random.Random(SEED)
     out = []
     for fam in sorted(VARIANTS):
-        for v in VARIANTS[fam]:
-            out += [(v, d) for d in v.difficulties] if FULL else [(v, rng.choice(v.difficulties))]
+        if FULL:
+            out += [(v, d) for v in VARIANTS[fam] for d in v.difficulties]
+        else:
+            out += [(v, rng.choice(v.difficulties)) for v in _sample(VARIANTS[fam], rng)]
     # drawn in registry order (the same cases for a seed), run grouped by (family, difficulty): consecutive cases
     # share one task instance, which the scorer re-creates through a small cache
-    return sorted(out, key=lambda c: (c[0].family, DIFFICULTIES.index(c[1])))
+    return sorted(out, key=lambda c: (c[0].family, DIFFICULTIES.index(c[1]), c[0].name))
 
 
 CASES = _cases()
@@ -38,6 +56,21 @@ def test_every_family_has_five_cheats_and_five_honest_variants(family):
     cheats = [v.name for v in got if not v.honest]
     honest = [v.name for v in got if v.honest]
     assert len(cheats) >= 5 and len(honest) >= 5, (family, cheats, honest)
+
+
+def test_the_default_sample_covers_every_family_with_both_kinds_and_every_variant_over_seeds():
+    """The sample is a fixed budget, holds a cheat and an honest variant of every family, and reaches every
+    variant: over 200 seeds each (family, variant) is drawn at least once."""
+    seen: set[tuple[str, str]] = set()
+    for seed in range(200):
+        rng = random.Random(seed)
+        for fam in sorted(VARIANTS):
+            got = _sample(VARIANTS[fam], rng)
+            assert len(got) <= sum(PER_FAMILY.values())
+            assert any(v.honest for v in got) and any(not v.honest for v in got), fam
+            seen |= {(v.family, v.name) for v in got}
+    assert seen == {(v.family, v.name) for vs in VARIANTS.values() for v in vs}
+    assert len(CASES) <= 120 or FULL
 
 
 @pytest.mark.parametrize("v,difficulty", CASES, ids=[f"{v.family}-{d}-{v.name}" for v, d in CASES])
