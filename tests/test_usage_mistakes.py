@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from _cli_inproc import run_cli
 from vreason.core.errors import ConfigError
 from vreason.core.registry import benchmarks, load_builtins
 from vreason.runner.checks import check_judges, missing_judge_roles
@@ -15,9 +16,15 @@ from vreason.runner.checks import check_judges, missing_judge_roles
 VREASON = [sys.executable, "-m", "vreason.cli.main"]
 
 
-def _cli(*args, cwd=None):
+def _proc(*args, cwd=None):
+    """A real ``vreason`` process: the judged-run test checks exit 2 and exit 0 as a shell sees them."""
     env = {**os.environ, "COLUMNS": "200"}
     return subprocess.run([*VREASON, *args], capture_output=True, text=True, env=env, timeout=120, cwd=cwd)
+
+
+def _cli(*args, cwd=None):
+    """``vreason ARGS`` in this process (same exit code, stdout and stderr; no new interpreter)."""
+    return run_cli(*args, env={"COLUMNS": "200"}, cwd=cwd)
 
 
 def _one_line_exit_2(res, *needles):
@@ -36,16 +43,16 @@ def test_judged_run_without_a_judge_is_refused_before_anything_is_recorded(tmp_p
     data = write_dataset(str(tmp_path / "RISE"))
     write_videos(str(tmp_path / "videos"), "m1", good=True)
     runs = tmp_path / "runs"
-    res = _cli("run", "rise", "--models", "m1", "--runs", str(runs))
+    res = _proc("run", "rise", "--models", "m1", "--runs", str(runs))
     line = _one_line_exit_2(res, "rise needs a judge for roles default, vq", "--judge SPEC", "--vq-judge")
     assert line.startswith("error:")
     assert not runs.exists()  # no run folder, so no results.sqlite and no plan to disagree with later
-    res = _cli("run", "rise", "--data", data, "--videos", str(tmp_path / "videos"), "--models", "m1",
+    res = _proc("run", "rise", "--data", data, "--videos", str(tmp_path / "videos"), "--models", "m1",
                "--runs", str(runs), "--no-report")
     _one_line_exit_2(res, "rise needs a judge")
     assert not (runs / "rise" / "results.sqlite").exists()
     # the same run with a judge is not a plan change: it runs (the mock judge, offline)
-    res = _cli("run", "rise", "--data", data, "--videos", str(tmp_path / "videos"), "--models", "m1",
+    res = _proc("run", "rise", "--data", data, "--videos", str(tmp_path / "videos"), "--models", "m1",
                "--runs", str(runs), "--no-report", "--judge", "mock")
     assert res.returncode == 0, res.stderr
     assert (runs / "rise" / "results.sqlite").exists()
