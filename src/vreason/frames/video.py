@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -276,6 +277,20 @@ def resize_max_side(img: np.ndarray, max_side: int | None) -> np.ndarray:
     return cv2.resize(img, (tw, th), interpolation=cv2.INTER_AREA)
 
 
+_REFORMAT = threading.local()
+
+
+def _reformatter() -> Any:
+    """This thread's PyAV reformatter: one swscale context reused across the frames of a stream
+    (``frame.reformat`` builds a new one per frame, which cost half of a scaled decode; same pixels)."""
+    rf = getattr(_REFORMAT, "rf", None)
+    if rf is None:
+        from av.video.reformatter import VideoReformatter
+
+        rf = _REFORMAT.rf = VideoReformatter()
+    return rf
+
+
 def frame_rgb(frame: Any, max_side: int | None = None) -> np.ndarray:
     """A decoded frame as RGB uint8, reduced to ``max_side`` in the same conversion (area
     averaging): the decoder's frame is read once and no full-size RGB copy is made."""
@@ -283,8 +298,9 @@ def frame_rgb(frame: Any, max_side: int | None = None) -> np.ndarray:
 
     tw, th = _target_size(frame.width, frame.height, max_side)
     if (tw, th) == (frame.width, frame.height):
-        return frame.to_ndarray(format="rgb24")
-    return frame.reformat(width=tw, height=th, format="rgb24", interpolation=Interpolation.AREA).to_ndarray()
+        return _reformatter().reformat(frame, format="rgb24").to_ndarray()
+    return _reformatter().reformat(frame, width=tw, height=th, format="rgb24",
+                                   interpolation=Interpolation.AREA).to_ndarray()
 
 
 def _decoded(path: str, container: Any, stream: Any, mode: str | None = None) -> Iterator[Any]:

@@ -13,15 +13,19 @@ is at least 320 px wide anyway, so a strip of nine 48-px cells costs about as mu
 from __future__ import annotations
 
 import functools
+import hashlib
 import logging
+import os
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 NO_OCR = ("OCR unavailable: the 'ocr' extra (rapidocr, onnxruntime) is not installed — "
           "install vreason[ocr] to score this sample")
+CACHE_SIZE = 4096
+"""Recognitions an engine remembers (by the digest of the prepared crop; oldest dropped first)."""
 REC_HEIGHT = 48
 """Height crops are scaled to before recognition (the recogniser's input height)."""
 
@@ -43,6 +47,9 @@ class OcrEngine:
     engine: object
     version: str
     name: str = "rapidocr"
+    _seen: dict[bytes, tuple[str, float]] = field(default_factory=dict, repr=False)
+    """Recognitions by the digest of the prepared crop: the recogniser is deterministic, and a video's
+    answer region is the same picture in most of its frames (checks read it in several frames)."""
 
     @property
     def backend(self) -> str:
@@ -50,12 +57,22 @@ class OcrEngine:
 
     def read(self, crop: np.ndarray) -> tuple[str, float]:
         """Recognise the text of one crop (RGB or grey, dark or light ink): ``(text, confidence)``."""
-        img = prepare_crop(crop)
+        return self._recognise(prepare_crop(crop))
+
+    def _recognise(self, img: np.ndarray) -> tuple[str, float]:
+        key = hashlib.blake2b(img.tobytes(), digest_size=16, person=repr(img.shape).encode()[:16]).digest()
+        hit = self._seen.get(key)
+        if hit is not None:
+            return hit
         out = self.engine(img, use_det=False, use_cls=False, use_rec=True)
         txts = getattr(out, "txts", None) or ()
         scores = getattr(out, "scores", None) or ()
         text = normalise(" ".join(str(t) for t in txts))
-        return text, float(min(scores)) if scores else 0.0
+        res = text, float(min(scores)) if scores else 0.0
+        if len(self._seen) >= CACHE_SIZE:
+            self._seen.pop(next(iter(self._seen)))
+        self._seen[key] = res
+        return res
 
     def read_strip(self, crops: Sequence[np.ndarray], gap: int = 24) -> list[str] | None:
         """Single characters of several crops read in one call (crops side by side, ``gap`` px apart):
@@ -68,7 +85,7 @@ class OcrEngine:
             p = prepare_crop(c)
             parts.append(p)
             parts.append(np.full((REC_HEIGHT, gap, 3), 255, np.uint8))
-        text, _ = self.read(np.concatenate(parts[:-1], axis=1))
+        text, _ = self._recognise(prepare_crop(np.concatenate(parts[:-1], axis=1)))
         chars = [ch for ch in text if not ch.isspace()]
         return chars if len(chars) == len(crops) else None
 
@@ -104,7 +121,12 @@ def get_ocr() -> OcrEngine | None:
     except PackageNotFoundError:
         ver = "unknown"
     logging.getLogger("RapidOCR").setLevel(logging.ERROR)
-    eng = RapidOCR(params={"Det.limit_type": "max", "Det.limit_side_len": 960, "Global.log_level": "error"})
+    params: dict[str, object] = {"Det.limit_type": "max", "Det.limit_side_len": 960, "Global.log_level": "error"}
+    threads = os.environ.get("VREASON_CODEC_THREADS")
+    if threads:  # a worker of a pool that fills the cores: one inference thread, not one per core each
+        params["EngineConfig.onnxruntime.intra_op_num_threads"] = int(threads)
+        params["EngineConfig.onnxruntime.inter_op_num_threads"] = 1
+    eng = RapidOCR(params=params)
     return OcrEngine(engine=eng, version=ver)
 
 
