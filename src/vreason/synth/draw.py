@@ -13,20 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from vreason.verify.scene import PALETTE, crop, to_hsv
+from vreason.verify.scene import content_box as _content_box
+
 WHITE = (255, 255, 255)
 BLACK = (20, 20, 20)
 GRID_GREY = (190, 190, 190)
 
-# Saturated colours, far apart in hue. Names are the ones prompts use.
-COLOURS: dict[str, tuple[int, int, int]] = {
-    "red": (220, 30, 30),
-    "orange": (245, 140, 20),
-    "yellow": (230, 225, 20),
-    "green": (40, 190, 60),
-    "cyan": (30, 190, 210),
-    "blue": (40, 90, 230),
-    "purple": (150, 50, 210),
-}
+COLOURS: dict[str, tuple[int, int, int]] = PALETTE
+"""The saturated colours the suite draws (the shared layer's :data:`vreason.verify.scene.PALETTE`)."""
 
 # HSV hue bands (OpenCV units). Red wraps around 0.
 _HUE_BANDS: dict[str, list[tuple[int, int]]] = {
@@ -154,16 +149,6 @@ def stack(frames: Sequence[np.ndarray], width: int, height: int) -> np.ndarray:
             f = cv2.resize(f, (width, height), interpolation=cv2.INTER_AREA)
         out[i] = f
     return out
-
-
-def to_hsv(frames: np.ndarray) -> np.ndarray:
-    """RGB (…, H, W, 3) uint8 → HSV (OpenCV units), converted in one call."""
-    import cv2
-
-    arr = np.ascontiguousarray(frames)
-    shape = arr.shape
-    flat = arr.reshape(-1, shape[-2], 3)
-    return cv2.cvtColor(flat, cv2.COLOR_RGB2HSV).reshape(shape)
 
 
 def hsv_mask(hsv: np.ndarray, colour: str) -> np.ndarray:
@@ -305,51 +290,19 @@ def ease(t: float) -> float:
 
 
 # ------------------------------------------------------------------ framing and time
-LETTERBOX_MAX_V = 40
-"""A border row/column is a letterbox bar when (nearly) all its pixels are this dark in every sampled frame."""
-
-
 def content_box(frames: Sequence[np.ndarray], samples: int = 6) -> tuple[int, int, int, int] | None:
-    """(x0, y0, x1, y1) of the picture inside dark letterbox/pillarbox bars, or None when there are none.
-
-    A border row or column belongs to a bar when ≥ 98% of its pixels are darker than
-    :data:`LETTERBOX_MAX_V` in every sampled frame. The picture must keep ≥ 40% of each side
-    (an all-black video has no picture to crop to)."""
-    if not len(frames):
-        return None
-    idx = np.unique(np.linspace(0, len(frames) - 1, min(samples, len(frames))).round().astype(int))
-    dark = None
-    for i in idx:
-        f = np.asarray(frames[i])
-        if f.ndim != 3 or f.shape[0] < 4 or f.shape[1] < 4:
-            return None
-        d = f[..., :3].max(axis=2) < LETTERBOX_MAX_V
-        dark = d if dark is None else (dark & d) if dark.shape == d.shape else None
-        if dark is None:
-            return None
-    h, w = dark.shape
-    rows = dark.mean(axis=1) >= 0.98
-    cols = dark.mean(axis=0) >= 0.98
-
-    def run(v: np.ndarray) -> int:
-        return int(np.argmin(v)) if not v.all() else len(v)
-
-    y0, y1 = run(rows), h - run(rows[::-1])
-    x0, x1 = run(cols), w - run(cols[::-1])
-    if y1 - y0 < 0.4 * h or x1 - x0 < 0.4 * w:
-        return None
-    if (x0, y0, x1, y1) == (0, 0, w, h):
-        return None
-    return x0, y0, x1, y1
+    """(x0, y0, x1, y1) of the picture inside letterbox/pillarbox bars, or None when there are none: the shared
+    layer's one rule (:func:`vreason.verify.scene.content_box`: dark bars, or paired bars of any colour with a
+    visible edge; the picture keeps ≥ 25% of each side)."""
+    return _content_box(frames, samples=samples)
 
 
 def crop_letterbox(frames: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[int] | None]:
-    """Frames with dark letterbox bars cut away (see :func:`content_box`) and the box used."""
+    """Frames with letterbox bars cut away (see :func:`content_box`) and the box used."""
     box = content_box(frames)
     if box is None:
         return list(frames), None
-    x0, y0, x1, y1 = box
-    return [np.asarray(f)[y0:y1, x0:x1] for f in frames], list(box)
+    return crop(frames, box), list(box)
 
 
 END_HOLD_S = 0.15

@@ -1,7 +1,8 @@
 """Frame helpers shared by the verifiers of the odd-one-out, sequence, gravity and sliding families.
 
 Verifiers work in the coordinates of the :class:`RenderConfig` resolution: :func:`prepare` checks
-the frames, crops letterbox/pillarbox bars (:func:`letterbox_crop`) and resizes them to that
+the frames, crops letterbox/pillarbox bars (:func:`letterbox_crop`, the shared layer's rule in
+:mod:`vreason.verify.scene`) and resizes them to that
 resolution, so a half-size, letterboxed or re-encoded video is scored with the same geometry as the
 rendered one. What an honest video may differ by is then undone before any comparison: a camera
 shake (:func:`stabilise`, ≤ 4 px, on parts of the scene that never change), the exposure and a hue
@@ -18,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from vreason.synth.base import RenderConfig, VerifyResult
-from vreason.synth.draw import to_hsv as hsv  # noqa: F401  (the suite's one HSV helper; verifiers call ft.hsv)
+from vreason.verify.scene import clean, content_box, hue_mask  # noqa: F401  (the shared layer; verifiers call ft.*)
+from vreason.verify.scene import to_hsv as hsv  # noqa: F401  (the project's one HSV helper; verifiers call ft.hsv)
 
 
 def prepare(frames: list[np.ndarray], cfg: RenderConfig) -> tuple[list[np.ndarray], str | None]:
@@ -50,34 +52,14 @@ def prepare(frames: list[np.ndarray], cfg: RenderConfig) -> tuple[list[np.ndarra
     return out, None
 
 
-BAR_LEVEL = 40
-"""Rows/columns whose brightest sampled pixel (95th percentile over the sampled frames) stays below
-this level are letterbox bars (encoded black is 0..20; the darkest scene colour, the sliding board at
--15% exposure, is about 44 and never at the edge)."""
-
-
 def letterbox_crop(frames: list[np.ndarray]) -> tuple[int, int, int, int]:
-    """(y0, y1, x0, x1) of the picture inside black letterbox/pillarbox bars (the whole frame if none).
-
-    Bars must be at least 2 px and leave at least half of each side; a black video is not cropped."""
+    """(y0, y1, x0, x1) of the picture inside letterbox/pillarbox bars (the whole frame if none): the shared
+    layer's one rule (:func:`vreason.verify.scene.content_box`)."""
     h, w = frames[0].shape[:2]
-    if any(f.shape[:2] != (h, w) for f in frames):
+    box = content_box(frames)
+    if box is None:
         return 0, h, 0, w
-    step = max(1, len(frames) // 6)
-    picked = frames[::step]  # brightest channel, every 4th column for the rows and every 4th row for the columns
-    rows = np.percentile(np.stack([f[:, ::4].max(axis=2) for f in picked]), 95, axis=(0, 2)) < BAR_LEVEL
-    cols = np.percentile(np.stack([f[::4].max(axis=2) for f in picked]), 95, axis=(0, 1)) < BAR_LEVEL
-
-    def span(dark: np.ndarray) -> tuple[int, int]:
-        n = dark.size
-        a = int(np.argmin(dark)) if not dark.all() else n
-        b = n - int(np.argmin(dark[::-1])) if not dark.all() else 0
-        if b - a < n // 2:
-            return 0, n
-        return (a if a >= 2 else 0), (b if n - b >= 2 else n)
-
-    y0, y1 = span(rows)
-    x0, x1 = span(cols)
+    x0, y0, x1, y1 = box
     return y0, y1, x0, x1
 
 
@@ -233,26 +215,6 @@ def finish(checks: dict[str, bool], evidence: dict[str, Any], debug: np.ndarray 
     if failed:
         ev.setdefault("reason", "failed checks: " + ", ".join(failed))
     return VerifyResult(score=float(score), passed=not failed, evidence=ev, debug_image=debug)
-
-
-def hue_mask(hsv_img: np.ndarray, hue: float, margin: float, s_min: int, v_min: int) -> np.ndarray:
-    """Pixels whose OpenCV hue (0..180) is within ``margin`` of ``hue`` (wrapping), bool mask."""
-    h = hsv_img[:, :, 0].astype(np.int16)
-    d = np.abs(h - int(round(hue)) % 180)
-    d = np.minimum(d, 180 - d)
-    return (d <= margin) & (hsv_img[:, :, 1] >= s_min) & (hsv_img[:, :, 2] >= v_min)
-
-
-def clean(mask: np.ndarray, open_px: int = 3, close_px: int = 3) -> np.ndarray:
-    """Morphological opening then closing of a bool mask (uint8 0/1 out)."""
-    import cv2
-
-    m = mask.astype(np.uint8)
-    if open_px > 1:
-        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((open_px, open_px), np.uint8))
-    if close_px > 1:
-        m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, np.ones((close_px, close_px), np.uint8))
-    return m
 
 
 def rgb_hue(rgb: tuple[int, int, int] | list[int]) -> float:

@@ -7,9 +7,10 @@ cleaned by a morphological opening and closing, then split into 8-connected comp
 centre is the centre of its bounding box (the centre of a ring or a drawn box too, where a centroid of a
 thin outline would drift with its gaps).
 
-Frames are first cut out of black letterbox/pillarbox bars (:func:`content`), so normalised coordinates
-refer to the picture a model drew, at any size. Everything here reuses :mod:`vreason.synth.frametools`'s
-HSV helpers; the backend name recorded in evidence is :data:`BACKEND`.
+Frames are first cut out of letterbox/pillarbox bars (:func:`content`, the shared layer's rule in
+:mod:`vreason.verify.scene`: dark bars, or paired bars of any colour with a visible edge), so normalised
+coordinates refer to the picture a model drew, at any size. The HSV helpers are :mod:`vreason.verify.scene`'s;
+the backend name recorded in evidence is :data:`BACKEND`.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from vreason.synth import frametools as ft
+from vreason.verify import scene
 from vreason.verify.annotations import ColourSpec
 
 BACKEND = "classical:colour"
@@ -68,23 +69,22 @@ def valid_frame(frame: np.ndarray) -> str | None:
 
 
 def content(frames: Sequence[np.ndarray]) -> list[np.ndarray]:
-    """RGB frames cut out of black letterbox/pillarbox bars found over all of them (one crop for all)."""
+    """RGB frames cut out of letterbox/pillarbox bars found over all of them (one crop for all)."""
     rgb = [to_rgb(f) for f in frames]
     if not rgb:
         return rgb
-    y0, y1, x0, x1 = ft.letterbox_crop(rgb)
-    return [f[y0:y1, x0:x1] for f in rgb]
+    return scene.crop(rgb, scene.content_box(rgb))
 
 
 def colour_mask(frame: np.ndarray, spec: ColourSpec) -> np.ndarray:
     """Bool mask of the pixels of ``spec``'s colour in an RGB frame."""
     import cv2
 
-    hsv = ft.hsv(to_rgb(frame))
+    hsv = scene.to_hsv(to_rgb(frame))
     ref = cv2.cvtColor(np.array([[list(spec.rgb)]], np.uint8), cv2.COLOR_RGB2HSV)[0, 0]
     if int(ref[1]) < ACHROMATIC_SAT:
         return (hsv[:, :, 1] < ACHROMATIC_SAT) & (np.abs(hsv[:, :, 2].astype(np.int16) - int(ref[2])) <= 45)
-    return ft.hue_mask(hsv, float(ref[0]), spec.hue_tol, spec.min_sat, spec.min_val)
+    return scene.hue_mask(hsv, float(ref[0]), spec.hue_tol, spec.min_sat, spec.min_val)
 
 
 def find(frame: np.ndarray, spec: ColourSpec, *, min_area: float = MIN_AREA) -> list[Blob]:
@@ -94,7 +94,7 @@ def find(frame: np.ndarray, spec: ColourSpec, *, min_area: float = MIN_AREA) -> 
     rgb = to_rgb(frame)
     h, w = rgb.shape[:2]
     k = 3 if min(h, w) >= 120 else 1
-    mask = ft.clean(colour_mask(rgb, spec), open_px=k, close_px=k)
+    mask = scene.clean(colour_mask(rgb, spec), open_px=k, close_px=k)
     n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     out = []
     for i in range(1, n):
@@ -112,7 +112,6 @@ def distance(a: tuple[float, float], b: tuple[float, float], width: int, height:
 
 
 def named_spec(name: str) -> ColourSpec:
-    """The :class:`ColourSpec` of one of the suite's named colours (:data:`vreason.synth.draw.COLOURS`)."""
-    from vreason.synth import draw
-
-    return ColourSpec(rgb=draw.rgb(name), name=name, hue_tol=6.0, min_sat=90, min_val=60)
+    """The :class:`ColourSpec` of a named colour (:data:`vreason.verify.scene.PALETTE`, the suite's
+    ``draw.COLOURS``)."""
+    return ColourSpec(rgb=scene.PALETTE[name], name=name, hue_tol=6.0, min_sat=90, min_val=60)

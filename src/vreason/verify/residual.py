@@ -1,0 +1,122 @@
+"""The re-render residual with free regions (issue 24, principle 1: explain every pixel).
+
+Given a frame already aligned to the expected rendering (:func:`vreason.verify.align.align`), the expected
+rendering itself (RGB, same size) and a mask of *free* pixels (where the task lets anything appear, e.g. where an
+answer may be written in any style), :func:`residual` says how much of the frame the rendering does not explain.
+
+Per pixel, the residual is how far the frame leaves the rendering's local range — the lowest and highest value
+within ``edge_px`` pixels (1 px: an edge one pixel off, scaling blur and codec ringing stay inside) — in luma (Y
+of YCrCb) and in chroma (Cr, Cb averaged over 4×4 blocks, as 4:2:0 codecs and JPEG keep colour at half
+resolution, range within ``edge_px`` + 2); the larger counts. (The largest RGB channel is the wrong measure:
+chroma subsampling moves a saturated edge's channels by up to 95 levels two pixels away.) A pixel is
+**unexplained** when its residual exceeds ``tol`` (thin or strong marks) or the mean residual of its 5×5 patch
+exceeds ``tol_patch`` (a pale or translucent mark: faint per pixel, but all over an area). Free pixels never
+count; specks (components under :data:`MIN_SPECK` px) are dropped before the largest unexplained blob
+(8-connected) is measured.
+
+Measured (``tests/test_verify_scene.py``, first frames of maze, symmetry, sorting, connect, odd-one-out and
+sliding at 640×360): an honest H.264 re-encode (``veryfast``, default quality) leaves a per-pixel residual
+≤ 18 and a 5×5 mean ≤ 4.1; MJPEG (JPEG q=50) ≤ 51 per pixel and ≤ 16.7 as a 5×5 mean, largest blob ≤ 22 px
+with the 5×5 rule alone at 10 — hence ``tol`` 40, ``tol_patch`` 18 and :data:`MAX_BLOB` 24 px. Exceeding it on
+random draws: a translucent mark (opacity 0.15–0.5, ≥ 40 px wide) whose colour differs from the background under
+it by ≥ 150 levels of luma or ≥ 120 of chroma (fainter marks are below the MJPEG noise: the detection floor);
+a 48-px part of the background moved 3–6 px; a second copy of an object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+TOL = 40
+TOL_PATCH = 18.0
+EDGE_PX = 1
+MIN_SPECK = 4
+"""Unexplained components smaller than this (px) are codec specks and dropped (a 1-px line is not a speck)."""
+MAX_BLOB = 24
+"""Largest unexplained blob (px, at the suite's 640×360) an honest frame leaves; more is unexplained content."""
+
+
+@dataclass
+class Residual:
+    """How much of a frame its expected rendering does not explain."""
+
+    excess: np.ndarray
+    """Per pixel residual beyond the rendering's local range (uint8, largest channel; 0 on free pixels)."""
+    unexplained: np.ndarray
+    """Bool mask of unexplained pixels (specks removed)."""
+    fraction: float
+    """Share of the non-free pixels that are unexplained."""
+    largest_blob: int
+    """Area (px) of the largest 8-connected unexplained component."""
+    blob_box: tuple[int, int, int, int] | None
+    """(x0, y0, x1, y1) of that component."""
+
+    def explained(self, max_blob: int = MAX_BLOB) -> bool:
+        return self.largest_blob <= max_blob
+
+    def as_json(self) -> dict:
+        return {"fraction": round(self.fraction, 6), "largest_blob": self.largest_blob,
+                "blob_box": list(self.blob_box) if self.blob_box else None}
+
+
+def local_range(expected: np.ndarray, edge_px: int = EDGE_PX) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel lowest and highest value of ``expected`` within ``edge_px`` of each pixel."""
+    import cv2
+
+    k = np.ones((2 * edge_px + 1, 2 * edge_px + 1), np.uint8)
+    e = np.ascontiguousarray(expected[..., :3])
+    return cv2.erode(e, k), cv2.dilate(e, k)
+
+
+def excess_map(frame: np.ndarray, expected: np.ndarray, edge_px: int = EDGE_PX) -> np.ndarray:
+    """Distance of ``frame`` outside ``expected``'s local range (uint8): the larger of the luma excess (range
+    within ``edge_px``) and the chroma excess (both images' Cr/Cb averaged over 4×4 blocks first, as 4:2:0
+    codecs and JPEG store colour at half resolution; range within ``edge_px`` + 2)."""
+    import cv2
+
+    f = cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2YCrCb)
+    e = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2YCrCb)
+
+    def out_of(x: np.ndarray, ref: np.ndarray, radius: int) -> np.ndarray:
+        k = np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)
+        return cv2.max(cv2.subtract(x, cv2.dilate(ref, k)), cv2.subtract(cv2.erode(ref, k), x))
+
+    luma = out_of(f[..., 0], e[..., 0], edge_px)
+    fc, ec = cv2.blur(f[..., 1:], (4, 4)), cv2.blur(e[..., 1:], (4, 4))
+    chroma = out_of(fc, ec, edge_px + 2).max(axis=2)
+    return cv2.max(luma, chroma)
+
+
+def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = None, *, tol: float = TOL,
+             tol_patch: float = TOL_PATCH, edge_px: int = EDGE_PX, valid: np.ndarray | None = None) -> Residual:
+    """The residual of an aligned RGB ``frame`` against its ``expected`` rendering, outside ``free`` (bool, True =
+    anything may appear) and inside ``valid`` (e.g. :attr:`Alignment.valid`: pixels the frame covers)."""
+    import cv2
+
+    if frame.shape[:2] != expected.shape[:2]:
+        raise ValueError(f"frame {frame.shape[:2]} and expected {expected.shape[:2]} differ in size")
+    ex = excess_map(frame, expected, edge_px)
+    ignore = np.zeros(ex.shape, bool) if free is None else free.astype(bool).copy()
+    if valid is not None:
+        ignore |= ~valid.astype(bool)
+    ex[ignore] = 0
+    patch = cv2.blur(ex.astype(np.float32), (5, 5))
+    bad = ((ex > tol) | (patch > tol_patch)) & ~ignore
+    n, lab, stats, _ = cv2.connectedComponentsWithStats(bad.astype(np.uint8), connectivity=8)
+    specks = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] < MIN_SPECK)
+    specks = specks[specks > 0]
+    if len(specks):
+        bad[np.isin(lab, specks)] = False
+        stats[specks, cv2.CC_STAT_AREA] = 0
+    largest, box = 0, None
+    if n > 1 and stats[1:, cv2.CC_STAT_AREA].max() > 0:
+        i = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+        largest = int(stats[i, cv2.CC_STAT_AREA])
+        x, y, w, h = (int(stats[i, k]) for k in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH,
+                                                  cv2.CC_STAT_HEIGHT))
+        box = (x, y, x + w, y + h)
+    counted = max(1, int((~ignore).sum()))
+    return Residual(excess=ex, unexplained=bad, fraction=float(bad.sum()) / counted, largest_blob=largest,
+                    blob_box=box)

@@ -1,0 +1,244 @@
+"""The shared scene layer (issue 24): letterbox of any colour, HSV helpers, the "held" window.
+
+Every verifier — the suite's families and the TiViBench checks — composes these instead of keeping a copy.
+Alignment to a reference lives in :mod:`vreason.verify.align`, the re-render residual in
+:mod:`vreason.verify.residual`.
+
+**Letterbox (one rule, :func:`content_box`).** A side's *band* is the run of border lines (rows for top and
+bottom, columns for left and right) that are uniform in one colour: in every sampled frame (6, evenly spread,
+first and last included) ≥ 98% of the line's pixels lie within :data:`BAR_TOL` (largest channel difference)
+of the colour of that side's outermost line, and that colour is the same (within ``BAR_TOL``) in every sampled
+frame. A band is a bar when it is ≥ 2 px and
+
+* it is **dark** (largest channel < :data:`DARK_LEVEL`): no rendered scene has a dark border margin (encoded
+  black decodes to 0..20; the darkest scene colour seen at an edge, the sliding board at −15% exposure, is
+  about 44 and never at the edge) — a dark bar stands alone, on one side or several; or
+* it is **paired and edged** (any other colour: grey, white, coloured): the opposite side has a band of the
+  same colour whose width agrees within 2 px + 2% of the side, and on both sides the first line inside the
+  band (or the next: H.264 blends the boundary line of a bar of odd width) differs from the bar colour by more
+  than ``BAR_TOL`` on ≥ :data:`EDGE_FRAC` of its length in at least one sampled frame (a letterbox's picture
+  starts along its whole edge; a canvas's own margin ends at a grid or a shape narrower than the frame).
+
+The picture must keep ≥ :data:`MIN_KEEP` of each side (a 9:16 portrait picture pillarboxed in a 16:9 frame
+keeps 31.6%; a uniform video has no picture to crop to). One box serves every frame. The rule replaces the
+suite's two (``draw.content_box``: ≥ 98% of a line below 40 in every sampled frame; ``frametools.
+letterbox_crop``: the 95th percentile below 40, bars ≥ 2 px). Limit, by design: a bar of the canvas's own
+colour (white bars around a white canvas) cannot be told from the margin and is not cropped — the picture
+then keeps its margin, which is what the scene looks like.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+# ------------------------------------------------------------------ named colours and HSV
+PALETTE: dict[str, tuple[int, int, int]] = {
+    "red": (220, 30, 30),
+    "orange": (245, 140, 20),
+    "yellow": (230, 225, 20),
+    "green": (40, 190, 60),
+    "cyan": (30, 190, 210),
+    "blue": (40, 90, 230),
+    "purple": (150, 50, 210),
+}
+"""The saturated colours the suite renders and the checks name (far apart in hue; names as prompts use them).
+``vreason.synth.draw.COLOURS`` is this dict."""
+
+
+def to_hsv(frames: np.ndarray) -> np.ndarray:
+    """RGB (…, H, W, 3) uint8 → HSV in OpenCV units (H 0..179, S and V 0..255), converted in one call.
+
+    The project's one HSV helper (``synth.draw.to_hsv`` and ``synth.frametools.hsv`` are this function)."""
+    import cv2
+
+    arr = np.ascontiguousarray(frames)
+    shape = arr.shape
+    flat = arr.reshape(-1, shape[-2], 3)
+    return cv2.cvtColor(flat, cv2.COLOR_RGB2HSV).reshape(shape)
+
+
+def hue_mask(hsv_img: np.ndarray, hue: float, margin: float, s_min: int, v_min: int) -> np.ndarray:
+    """Pixels whose OpenCV hue (0..180) is within ``margin`` of ``hue`` (wrapping), bool mask."""
+    h = hsv_img[..., 0].astype(np.int16)
+    d = np.abs(h - int(round(hue)) % 180)
+    d = np.minimum(d, 180 - d)
+    return (d <= margin) & (hsv_img[..., 1] >= s_min) & (hsv_img[..., 2] >= v_min)
+
+
+def clean(mask: np.ndarray, open_px: int = 3, close_px: int = 3) -> np.ndarray:
+    """Morphological opening then closing of a bool mask (uint8 0/1 out)."""
+    import cv2
+
+    m = mask.astype(np.uint8)
+    if open_px > 1:
+        m = cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((open_px, open_px), np.uint8))
+    if close_px > 1:
+        m = cv2.morphologyEx(m, cv2.MORPH_CLOSE, np.ones((close_px, close_px), np.uint8))
+    return m
+
+
+# ------------------------------------------------------------------ letterbox
+BAR_TOL = 30
+"""A bar pixel lies within this many levels (largest channel difference) of its bar's colour: H.264 and
+MJPEG ringing next to a bar's edge stays within it (measured ≤ 22 on the tests' bars)."""
+DARK_LEVEL = 40
+"""A bar whose colour's largest channel is below this is dark: cropped on its own (see the module doc)."""
+LINE_FRAC = 0.98
+"""Share of a border line that must match the bar colour in every sampled frame."""
+EDGE_FRAC = 0.95
+"""Share of the first line inside a non-dark bar that must differ from the bar colour (in one sampled frame)."""
+MIN_BAR = 2
+MIN_KEEP = 0.25
+SAMPLES = 6
+
+
+@dataclass(frozen=True)
+class Band:
+    """A uniform border band of one side: its width in px and its colour (RGB, median of the outermost line)."""
+
+    width: int
+    colour: tuple[int, int, int]
+
+
+def sample_indices(n: int, samples: int = SAMPLES) -> np.ndarray:
+    """Up to ``samples`` frame indices evenly spread over ``n`` frames, first and last included."""
+    if n <= 0:
+        return np.zeros(0, dtype=int)
+    return np.unique(np.linspace(0, n - 1, min(samples, n)).round().astype(int))
+
+
+def _sides(f: np.ndarray) -> dict[str, np.ndarray]:
+    """Each side's lines, outermost first, as (n_lines, line_length, 3) int16."""
+    a = f.astype(np.int16)
+    return {"top": a, "bottom": a[::-1], "left": a.transpose(1, 0, 2), "right": a.transpose(1, 0, 2)[::-1]}
+
+
+def _band(lines_per_frame: list[np.ndarray], tol: int) -> tuple[Band, list[np.ndarray]]:
+    """The side's uniform band over all sampled frames, and per frame the match share of every line."""
+    colours = [np.median(lines[0], axis=0) for lines in lines_per_frame]
+    ref = colours[0]
+    if any(np.abs(c - ref).max() > tol for c in colours):
+        return Band(0, tuple(int(v) for v in ref)), []
+    width = lines_per_frame[0].shape[0]
+    shares = []
+    for lines, c in zip(lines_per_frame, colours, strict=True):
+        share = (np.abs(lines - c.astype(np.int16)).max(axis=2) <= tol).mean(axis=1)
+        shares.append(share)
+        ok = share >= LINE_FRAC
+        width = min(width, int(np.argmin(ok)) if not ok.all() else len(ok))
+    return Band(width, tuple(int(round(v)) for v in ref)), shares
+
+
+def _edged(shares: list[np.ndarray], width: int) -> bool:
+    """One of the first two lines inside the band (a codec blends the boundary line) differs from the bar colour
+    on ≥ EDGE_FRAC of it in some frame."""
+    return any(1.0 - float(s[k]) >= EDGE_FRAC for s in shares for k in (width, width + 1) if k < len(s))
+
+
+def _found(frames: Sequence[np.ndarray], samples: int, tol: int
+           ) -> tuple[int, int, dict[str, tuple[Band, list[np.ndarray]]]] | None:
+    picked = [np.asarray(frames[i]) for i in sample_indices(len(frames), samples)]
+    if not picked or any(f.ndim != 3 or f.shape[2] < 3 or f.shape[:2] != picked[0].shape[:2] for f in picked):
+        return None
+    h, w = picked[0].shape[:2]
+    if min(h, w) < 4:
+        return None
+    per_side: dict[str, list[np.ndarray]] = {k: [] for k in ("top", "bottom", "left", "right")}
+    for f in picked:
+        for k, v in _sides(f[..., :3]).items():
+            per_side[k].append(v)
+    return h, w, {k: _band(v, tol) for k, v in per_side.items()}
+
+
+def bands(frames: Sequence[np.ndarray], *, samples: int = SAMPLES, tol: int = BAR_TOL) -> dict[str, Band] | None:
+    """The uniform border band of each side (``top``, ``bottom``, ``left``, ``right``) over the sampled
+    frames, or None when the frames are not same-sized RGB images."""
+    got = _found(frames, samples, tol)
+    return None if got is None else {k: v[0] for k, v in got[2].items()}
+
+
+def content_box(frames: Sequence[np.ndarray], *, samples: int = SAMPLES,
+                tol: int = BAR_TOL) -> tuple[int, int, int, int] | None:
+    """(x0, y0, x1, y1) of the picture inside letterbox/pillarbox bars of any colour (the module's rule),
+    or None when there are none (or the frames cannot be read)."""
+    got = _found(frames, samples, tol)
+    if got is None:
+        return None
+    h, w, found = got
+    bars = {k: 0 for k in found}
+    for a, b, n in (("top", "bottom", h), ("left", "right", w)):
+        for side, other in ((a, b), (b, a)):
+            band, shares = found[side]
+            if band.width < MIN_BAR:
+                continue
+            if max(band.colour) < DARK_LEVEL:
+                bars[side] = band.width
+                continue
+            ob, oshares = found[other]
+            paired = (ob.width >= MIN_BAR and abs(ob.width - band.width) <= 2 + 0.02 * n
+                      and max(abs(x - y) for x, y in zip(band.colour, ob.colour, strict=True)) <= tol)
+            if paired and _edged(shares, band.width) and _edged(oshares, ob.width):
+                bars[side] = band.width
+    x0, y0, x1, y1 = bars["left"], bars["top"], w - bars["right"], h - bars["bottom"]
+    if y1 - y0 < MIN_KEEP * h or x1 - x0 < MIN_KEEP * w:
+        return None
+    if (x0, y0, x1, y1) == (0, 0, w, h):
+        return None
+    return x0, y0, x1, y1
+
+
+def crop(frames: Sequence[np.ndarray], box: tuple[int, int, int, int] | None) -> list[np.ndarray]:
+    """Every frame cut to ``box`` = (x0, y0, x1, y1) (unchanged when None)."""
+    if box is None:
+        return [np.asarray(f) for f in frames]
+    x0, y0, x1, y1 = box
+    return [np.asarray(f)[y0:y1, x0:x1] for f in frames]
+
+
+# ------------------------------------------------------------------ the held window
+@dataclass(frozen=True)
+class Held:
+    """Whether the final state is held at the end of a video."""
+
+    held: bool
+    held_s: float
+    """Seconds from the first frame of the final unbroken run of passing frames to the last frame (0 when the
+    last frame fails)."""
+    window: list[int]
+    """Indices of the frames in the required window (the last ``seconds``; at least the last frame)."""
+    failing: list[int]
+    """Indices of the frames in the window that fail."""
+
+    def as_json(self) -> dict:
+        return {"held": self.held, "held_s": round(self.held_s, 4), "window": [self.window[0], self.window[-1]]
+                if self.window else [], "failing": self.failing[:20]}
+
+
+def held_window(times: Sequence[float] | np.ndarray, passes: Sequence[bool] | np.ndarray,
+                seconds: float, *, min_frames: int = 1) -> Held:
+    """Is the final state reached and held for ``seconds`` at the end? ``passes[i]`` says whether frame ``i``
+    (presentation time ``times[i]`` in seconds) shows the final state. Held when every frame with
+    ``t ≥ t_last − seconds`` passes (the last frame always counts), there are ≥ ``min_frames`` of them, and
+    the video is at least ``seconds`` long (a 0.1 s clip cannot show a 0.3 s hold)."""
+    t = np.asarray(times, dtype=np.float64)
+    ok = np.asarray(passes, dtype=bool)
+    if t.shape != ok.shape or t.ndim != 1:
+        raise ValueError(f"times {t.shape} and passes {ok.shape} must be two 1-D sequences of one length")
+    if len(t) == 0:
+        return Held(False, 0.0, [], [])
+    win = np.flatnonzero(t >= t[-1] - seconds - 1e-9)
+    failing = [int(i) for i in win if not ok[i]]
+    bad = np.flatnonzero(~ok)
+    start = int(bad[-1]) + 1 if len(bad) else 0
+    held_s = float(t[-1] - t[start]) if start < len(t) else 0.0
+    long_enough = float(t[-1] - t[0]) >= seconds - 1e-9
+    return Held(not failing and len(win) >= min_frames and long_enough, held_s, [int(i) for i in win], failing)
+
+
+def held_state(times: Sequence[float] | np.ndarray, states: Sequence[object], final: object, seconds: float,
+               *, min_frames: int = 1) -> Held:
+    """:func:`held_window` for per-frame parsed states compared with the expected ``final`` state (``==``)."""
+    return held_window(times, [s == final for s in states], seconds, min_frames=min_frames)
