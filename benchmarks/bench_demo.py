@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -146,8 +147,7 @@ def main() -> int:
         if status != "ok" or (model == "oracle" and not passed) or (model == "static" and passed):
             bad.append(f"{os.path.basename(path)}: {status}, passed={passed}")
     frames = sum(n for *_, n in decoded)
-    ratios = sorted(s / d if d > 0 else float("inf") for d, s in rounds)
-    ratio = ratios[len(ratios) // 2]
+    ratio = statistics.median(s / d if d > 0 else float("inf") for d, s in rounds)
     print(f"\n{len(paths)} videos, {frames} frames, {args.workers} workers (cores {os.cpu_count()}), "
           f"load {load0} -> {load1} (1/5/15 min)")
     print(f"{'round':<7}{'decode s':>10}{'score s':>10}{'ratio':>8}")
