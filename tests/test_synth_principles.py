@@ -9,6 +9,10 @@ Known gaps (docs/suite_validity.md, "Principles"): a wrong verdict of a listed (
 expected failure. ``ALWAYS`` gaps were wrong on every draw measured: if one gives the right verdict the
 test fails (strict), so a fixed gap is noticed and removed from the list. ``SOMETIMES`` gaps depend on the
 draw (a mark's colour, a letterbox's colour, …): a right verdict passes.
+
+Marked ``slow`` (``make test-all`` / ``make bench`` run it, not ``make test``): with 115 of 287 generated cheats
+passing and 13 of 121 honest renderings failing on the two seeds measured so far, new draws still find gaps
+outside the lists, so on a fresh seed this is a findings run for issue 24, not yet a regression gate.
 """
 
 import os
@@ -17,6 +21,8 @@ import pytest
 
 from vreason.synth.adversary_principles import PRINCIPLES, kinds_for, load_kinds, run_case, sample_cases
 from vreason.synth.suite import default_families
+
+pytestmark = pytest.mark.slow
 
 SEED = int(os.environ.get("VREASON_ADV_SEED", "20261122"))
 FAMILIES = default_families()
