@@ -175,6 +175,18 @@ def report_principles(results, fams, seed: int, violations: list[str]) -> None:
     violations.extend(bad)
 
 
+def _imap(fn, jobs, n_jobs):
+    """Results in job order as they finish (progress can be printed)."""
+    if n_jobs > 1:
+        import multiprocessing as mp
+
+        with mp.get_context("spawn").Pool(n_jobs) as pool:
+            yield from pool.imap(fn, jobs, chunksize=1)
+        return
+    for j in jobs:
+        yield fn(j)
+
+
 def _map(fn, jobs, n_jobs):
     if n_jobs > 1:
         import multiprocessing as mp
@@ -239,7 +251,13 @@ def main(argv=None) -> int:
         from vreason.synth.adversary_principles import sample_cases
 
         pr_jobs = [(c, work) for c in sample_cases(fams, seed, per_kind=a.principles, index=2000)]
-        pr_results = _map(run_principle, pr_jobs, a.jobs)
+        for k, (case, passed, reason, params) in enumerate(_imap(run_principle, pr_jobs, a.jobs)):
+            pr_results.append((case, passed, reason, params))
+            wrong = passed not in (None, "error") and passed != case.honest
+            print(f"[{k + 1}/{len(pr_jobs)}] {case.principle} {case.family}/{case.difficulty}/{case.kind} "
+                  f"{'honest' if case.honest else 'cheat'} -> "
+                  f"{ {True: 'pass', False: 'fail', None: 'n/a', 'error': 'ERROR'}[passed] }"
+                  f"{' WRONG' if wrong else ''} case_seed={case.case_seed} {params} {reason or ''}", flush=True)
     wall = time.perf_counter() - wall
     shutil.rmtree(work, ignore_errors=True)
 
