@@ -62,7 +62,7 @@ class Model:
     STEP = 0.001
 
     def __init__(self, state: dict[str, Any], duration: float):
-        from vreason.synth.families.gravity.family import settle_time, simulate_at
+        from vreason.synth.families.gravity.physics import settle_time, simulate_at
 
         self.t = np.arange(0.0, duration + 0.1, self.STEP)
         self.pos, self.bounces = simulate_at(state, self.t)

@@ -9,7 +9,7 @@ import numpy as np
 from vreason.synth import frametools as ft
 
 if TYPE_CHECKING:
-    from vreason.synth.families.sliding.family import Painter
+    from vreason.synth.families.sliding.board import Painter
 
 C = 12
 """Feature pixels per cell side (area-downsampled)."""
@@ -83,7 +83,7 @@ class Reader:
 
 
 def _legal(a_arr: tuple[int, ...], b_arr: tuple[int, ...], n: int) -> tuple[int, int] | None:
-    from vreason.synth.families.sliding.family import neighbors
+    from vreason.synth.families.sliding.board import neighbors
 
     diff = [i for i in range(n * n) if a_arr[i] != b_arr[i]]
     if len(diff) != 2:
