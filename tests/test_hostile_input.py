@@ -123,9 +123,8 @@ def test_hostile_dataset_paths_refused_per_record_and_never_sent_to_the_judge(tm
     import base64
     import json
 
-    from test_rise_e2e import judge_script
-
     from fixtures_rise import write_videos
+    from test_rise_e2e import judge_script
     from vreason.runner.run import RunConfig, Runner
     from vreason.store import RunStore
     from vreason.testing.loopback import LoopbackServer

@@ -122,7 +122,6 @@ def test_pass_badges_only_for_metrics_with_a_threshold_and_the_declared_grid_met
 
 def test_rise_tables_are_numeric_and_n_counts_scored_samples(tmp_path):
     from test_rise_aggregate import row
-
     from vreason.protocols.rise.protocol import RiseProtocol
 
     rows = [*[row("m1", "tem_1", m, v) for m, v in (("ra", 1.0), ("tc", 5), ("pr", 5), ("vq", 3))],

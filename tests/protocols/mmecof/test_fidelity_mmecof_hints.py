@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 
 import pytest
-from test_mmecof_loader import RECORDS, write
 
+from test_mmecof_loader import RECORDS, write
 from vreason.core.errors import ConfigError
 from vreason.protocols.mmecof.data import hint_inputs, load_mmecof
 from vreason.protocols.mmecof.protocol import MmeCofProtocol

@@ -7,9 +7,9 @@ import asyncio
 import json
 
 import pytest
-from test_mmecof_loader import RECORDS, write
 
 from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, scores_frame
+from test_mmecof_loader import RECORDS, write
 from vreason.core.records import Video
 from vreason.core.registry import benchmarks, load_builtins
 from vreason.core.scoring import ScoreContext

@@ -7,9 +7,9 @@ import asyncio
 import json
 
 import pytest
-from test_mmecof_loader import RECORDS, write
 
 from _ruler_mmecof_fixtures import client_for, keyed_script, moving_video, user_parts
+from test_mmecof_loader import RECORDS, write
 from vreason.core.records import ScoreStatus, Video
 from vreason.core.scoring import ScoreContext
 from vreason.protocols.mmecof.protocol import MmeCofProtocol, MmeCofQualityScorer, MmeCofStepScorer

@@ -7,8 +7,8 @@ import os
 
 import pandas as pd
 import pytest
-from test_rise_aggregate import row
 
+from test_rise_aggregate import row
 from vreason.judge.parsers import ParseFailure, find_last_list
 from vreason.protocols.rise.aggregate import table1, table2, unit_table
 from vreason.protocols.rise.protocol import RiseProtocol
