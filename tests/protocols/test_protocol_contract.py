@@ -114,20 +114,22 @@ def test_a_plugin_importing_an_old_path_runs(tmp_path):
 
 
 def test_a_plugin_protocol_with_the_old_convention_attribute_keeps_its_layout():
-    from vreason.core.protocol import Protocol
+    from vreason.core.protocol import AggregateResult, LoadResult, Protocol
 
     with pytest.warns(DeprecationWarning, match="layout"):
         class Old(Protocol):
             name = "old"
             convention = "rise"
 
-            def load(self):  # pragma: no cover - never called
-                raise NotImplementedError
+            def load(self):
+                return LoadResult()
 
-            def scorers(self):  # pragma: no cover
+            def scorers(self):
                 return []
 
-            def aggregate(self, scores, samples, out_dir):  # pragma: no cover
-                raise NotImplementedError
+            def aggregate(self, scores, samples, out_dir):
+                return AggregateResult()
 
     assert Old.layout == "rise"
+    old = Old()
+    assert old.layout == "rise" and old.load().samples == [] and old.locate_video("m", None, 0) is None

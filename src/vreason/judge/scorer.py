@@ -22,6 +22,7 @@ Multi-metric scorers override :meth:`~JudgedScorer.fail_all` when the metrics of
 from __future__ import annotations
 
 import asyncio
+from abc import abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -80,6 +81,7 @@ class JudgedScorer(Scorer):
     def precheck(self, sample: Sample, video: Video, ctx: ScoreContext) -> None:
         """Raise :class:`Unjudgeable` to refuse the sample before the judge is looked up."""
 
+    @abstractmethod
     def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:  # pragma: no cover - abstract
         """The request(s) and parser(s); runs in a thread. Raise VideoError, ConfigError or Unjudgeable."""
         raise NotImplementedError
@@ -88,6 +90,7 @@ class JudgedScorer(Scorer):
         """The reason of the scores when reading the video (or an image) failed."""
         return str(exc)
 
+    @abstractmethod
     def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
                        outcomes: list[Any]) -> Evidence:  # pragma: no cover - abstract
         """The evidence of the unit's scores, usable or not (each reply's ``outcome.evidence(request)``)."""
@@ -99,6 +102,7 @@ class JudgedScorer(Scorer):
         bad = next((o for o in outcomes if not o.ok), None)
         return None if bad is None else f"judge reply unusable: {bad.reason}"
 
+    @abstractmethod
     def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
                   evidence: Evidence) -> list[Score]:  # pragma: no cover - abstract
         """The scores from usable replies."""

@@ -20,6 +20,7 @@ goes as its original file bytes (the earlier released path read the file).
 from __future__ import annotations
 
 import os
+from abc import abstractmethod
 from typing import Any, ClassVar, Literal
 
 from vreason.core.errors import VideoError
@@ -102,6 +103,7 @@ class _RiseLikert(_RiseJudged):
     hi: ClassVar[int] = 5
     key: ClassVar[str] = "score"
 
+    @abstractmethod
     def spec(self, sample: Sample) -> str:  # pragma: no cover - each metric sets its own
         raise NotImplementedError
 
