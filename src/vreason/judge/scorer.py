@@ -84,7 +84,6 @@ class JudgedScorer(Scorer):
     @abstractmethod
     def build(self, sample: Sample, video: Video, ctx: ScoreContext) -> Prepared:  # pragma: no cover - abstract
         """The request(s) and parser(s); runs in a thread. Raise VideoError, ConfigError or Unjudgeable."""
-        raise NotImplementedError
 
     def video_error(self, exc: VideoError) -> str:
         """The reason of the scores when reading the video (or an image) failed."""
@@ -94,7 +93,6 @@ class JudgedScorer(Scorer):
     def judge_evidence(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared,
                        outcomes: list[Any]) -> Evidence:  # pragma: no cover - abstract
         """The evidence of the unit's scores, usable or not (each reply's ``outcome.evidence(request)``)."""
-        raise NotImplementedError
 
     def unusable(self, prepared: Prepared, outcomes: list[Any]) -> str | None:
         """The *unscored* reason when the replies cannot be interpreted, else ``None``. Default: the first reply
@@ -106,7 +104,6 @@ class JudgedScorer(Scorer):
     def interpret(self, sample: Sample, video: Video, ctx: ScoreContext, prepared: Prepared, outcomes: list[Any],
                   evidence: Evidence) -> list[Score]:  # pragma: no cover - abstract
         """The scores from usable replies."""
-        raise NotImplementedError
 
     def fail_all(self, sample: Sample, video: Video, reason: str, *, status: ScoreStatus = ScoreStatus.error,
                  evidence: Evidence | None = None) -> list[Score]:

@@ -105,7 +105,7 @@ class _RiseLikert(_RiseJudged):
 
     @abstractmethod
     def spec(self, sample: Sample) -> str:  # pragma: no cover - each metric sets its own
-        raise NotImplementedError
+        """The metric's rubric text for ``sample`` (each Likert metric defines it)."""
 
     def variables(self, sample: Sample) -> dict[str, Any]:
         return {}
