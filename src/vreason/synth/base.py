@@ -92,6 +92,20 @@ class TaskFamily(ABC):
         (cells, pixels of the render config, seconds), so the same motion gets the same verdict at
         any frame rate and length."""
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig) -> Any:
+        """The family's :class:`vreason.verify.explain.Scene` (start image, per-frame re-rendering, free
+        regions) when its verifier explains every frame; None when it does not (yet)."""
+        return None
+
+    def explain(self, frames: list[np.ndarray], times: Sequence[float] | np.ndarray, state: dict[str, Any],
+                cfg: RenderConfig) -> Any:
+        """Every frame (prepared: the render size, letterbox cropped) explained by :meth:`scene`
+        (:func:`vreason.verify.explain.explain_scene`); None when the family declares no scene."""
+        from vreason.verify.explain import explain_scene
+
+        sc = self.scene(state, cfg)
+        return None if sc is None else explain_scene(frames, times, sc)
+
     @abstractmethod
     def random_motion(self, inst: TaskInstance, rng: np.random.Generator, cfg: RenderConfig) -> list[np.ndarray]:
         """Frames of plausible but wrong motion for the ``random`` baseline."""

@@ -197,6 +197,18 @@ def zero(reason: str, **evidence: Any) -> VerifyResult:
     return VerifyResult(score=0.0, passed=False, evidence={"reason": reason, **evidence})
 
 
+def explain_check(family: Any, frames: list[np.ndarray], times: Any, state: dict[str, Any], cfg: RenderConfig,
+                  checks: dict[str, bool], evidence: dict[str, Any]) -> None:
+    """Add the family's every-frame explanation (:meth:`TaskFamily.explain`, issue 24) as the ``scene`` check
+    (``evidence["scene"]``: the camera, frames checked, the first unexplained frames). ``frames`` are prepared
+    (:func:`usable`); ``times`` their seconds. A family without a scene adds nothing."""
+    ex = family.explain(frames, times, state, cfg)
+    if ex is None:
+        return
+    checks["scene"] = bool(ex.ok)
+    evidence["scene"] = ex.as_json()
+
+
 def finish(checks: dict[str, bool], evidence: dict[str, Any], debug: np.ndarray | None = None,
            goal: tuple[str, ...] = ()) -> VerifyResult:
     """Passed only when every check passes. Score (the suite's common scale, as maze/sorting/connect):

@@ -103,8 +103,10 @@ Extra = Callable[[np.ndarray, Any], tuple[dict[str, bool], dict[str, Any]]]
 
 
 def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
-                    times: Sequence[float] | None = None, extra: Extra | None = None) -> VerifyResult:
-    """Score a suite video with the TiViBench check of its ``state["tivibench"]`` record (see the module)."""
+                    times: Sequence[float] | None = None, extra: Extra | None = None,
+                    family: Any = None) -> VerifyResult:
+    """Score a suite video with the TiViBench check of its ``state["tivibench"]`` record (see the module);
+    with ``family``, every frame must also be explained by its scene (:func:`frametools.explain_check`)."""
     from pydantic import TypeAdapter
 
     from vreason.verify.annotations import MetricParams
@@ -143,5 +145,7 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
         more, more_ev = extra(frames[-1], last)
         checks.update(more)
         ev.update(more_ev)
+    if family is not None:
+        ft.explain_check(family, frames, t, state, cfg, checks, ev)
     dbg = last.overlay if last.overlay is not None else frames[-1]
     return ft.finish(checks, ev, np.ascontiguousarray(dbg), goal=("answer",))

@@ -168,23 +168,33 @@ def _plausible(m_frame_to_ref: np.ndarray, size: tuple[int, int]) -> bool:
     return rot <= MAX_ROT_DEG and abs(zoom - 1) <= MAX_ZOOM and float(np.hypot(*c)) <= MAX_SHIFT * max(w, h)
 
 
-def gain_offset(frame: np.ndarray, ref: np.ndarray, valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Per-channel (gain, offset) with frame ≈ gain · ref + offset over ``valid`` pixels (clipped ones out),
-    robust per reference level (:func:`_fit`); a channel with too few levels takes the pooled fit."""
+def flat_mask(ref: np.ndarray, level: int = 8) -> np.ndarray:
+    """Pixels of ``ref`` with no edge within 1 px (every channel's 3×3 range ≤ ``level``): where a frame aligned
+    to within a pixel shows the reference's own level (edges carry the alignment's residual)."""
     import cv2
 
-    f = frame[..., :3].reshape(-1, 3).astype(np.float64)
-    r = ref[..., :3].reshape(-1, 3).astype(np.float64)
-    keep = np.ones(len(f), bool) if valid is None else valid.reshape(-1).copy()
-    k5 = np.ones((3, 3), np.uint8)  # flat areas of the reference only: edges carry the alignment's residual
+    k = np.ones((3, 3), np.uint8)
     rr = np.ascontiguousarray(ref[..., :3])
-    keep &= ((cv2.dilate(rr, k5).astype(np.int16) - cv2.erode(rr, k5)).max(axis=2) <= 8).reshape(-1)
-    if len(f) > 200_000:  # a regular subsample is plenty for two numbers per channel
-        sub = np.zeros(len(f), bool)
-        sub[:: len(f) // 200_000 + 1] = True
-        keep &= sub
-    fits = [_fit(r[keep, ch], f[keep, ch]) for ch in range(3)]
-    pooled = _fit(r[keep].reshape(-1), f[keep].reshape(-1))
+    from vreason.verify.residual import chan_max
+
+    return chan_max(cv2.subtract(cv2.dilate(rr, k), cv2.erode(rr, k))) <= level
+
+
+def gain_offset(frame: np.ndarray, ref: np.ndarray, valid: np.ndarray | None = None, *,
+                max_samples: int = 200_000, flat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel (gain, offset) with frame ≈ gain · ref + offset over ``valid`` pixels (clipped ones out),
+    robust per reference level (:func:`_fit`); a channel with too few levels takes the pooled fit. Fitted on a
+    regular subsample of at most ``max_samples`` pixels; ``flat``: :func:`flat_mask` of ``ref`` when known."""
+    h, w = ref.shape[:2]
+    step = max(1, int(np.ceil(np.sqrt(h * w / max_samples))))
+    keep = flat_mask(ref) if flat is None else flat
+    keep = keep[::step, ::step]
+    if valid is not None:
+        keep = keep & valid[::step, ::step]
+    f = frame[::step, ::step, :3][keep].astype(np.int64)
+    r = ref[::step, ::step, :3][keep].astype(np.int64)
+    fits = [_fit(r[:, ch], f[:, ch]) for ch in range(3)]
+    pooled = None if all(fits) else _fit(r.reshape(-1), f.reshape(-1))
     gain, off = np.ones(3, np.float32), np.zeros(3, np.float32)
     for ch, fit in enumerate(fits):  # a channel with too few unclipped levels takes the pooled (exposure) fit
         use = fit if fit is not None else pooled
@@ -193,31 +203,44 @@ def gain_offset(frame: np.ndarray, ref: np.ndarray, valid: np.ndarray | None = N
     return gain, off
 
 
+def _median_rows(hist: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The (lower) median value of each row of a histogram over ``values``."""
+    c = np.cumsum(hist, axis=1)
+    half = (c[:, -1] + 1) // 2
+    idx = (c < half[:, None]).sum(axis=1)
+    return values[np.minimum(idx, len(values) - 1)].astype(np.float64)
+
+
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
-    """y ≈ a·x + b over unclipped observations, fitted on the median observation of each reference level
-    (levels binned by 4; weight √count): what a frame changed is a minority of its level and drops out, and a
-    scene of two colours still gives two points. None when fewer than two levels 40 apart, or implausible."""
+    """y ≈ a·x + b over unclipped observations (integer levels 0..255), fitted on the median observation of each
+    reference level (levels binned by 4, a level counting when it holds ≥ 20 observations and ≥ 0.2% of them;
+    weight √count): what a frame changed is a minority of its level and drops out. Two levels ≥ 40 apart give
+    gain and offset; a scene of one usable level (a light page with thin text) gives the offset alone (gain 1);
+    an implausible fit (gain outside 0.6..1.6, offset beyond ±60) falls back to the offset alone. None when no
+    level is usable. Medians come from per-bin histograms (linear time)."""
     k = (y > 3) & (y < 252)
-    x, y = x[k], y[k]
+    x, y = x[k].astype(np.int64), y[k].astype(np.int64)
     if x.size < 100:
         return None
-    bins = (x // 4).astype(np.int64)
-    order = np.argsort(bins, kind="stable")
-    bins, ys, xs = bins[order], y[order], x[order]
-    starts = np.flatnonzero(np.r_[True, bins[1:] != bins[:-1]])
-    counts = np.diff(np.r_[starts, len(bins)])
-    big = counts >= 20
-    if big.sum() < 2:
+    bins = x // 4
+    counts = np.bincount(bins, minlength=64)
+    big = np.flatnonzero(counts >= max(20, 0.002 * x.size))
+    if len(big) == 0:
         return None
-    px = np.array([np.median(xs[s0:s0 + c]) for s0, c in zip(starts[big], counts[big], strict=True)])
-    py = np.array([np.median(ys[s0:s0 + c]) for s0, c in zip(starts[big], counts[big], strict=True)])
-    if float(px.max() - px.min()) < 40:
-        return None
+    hy = np.bincount(bins * 256 + y, minlength=64 * 256).reshape(64, 256)[big]
+    hx = np.bincount(bins * 4 + (x % 4), minlength=256).reshape(64, 4)[big]
+    py = _median_rows(hy, np.arange(256))
+    px = big * 4 + _median_rows(hx, np.arange(4))
     wts = np.sqrt(counts[big].astype(np.float64))
-    a, b = np.polyfit(px, py, 1, w=wts)
-    if 0.6 <= a <= 1.6 and -60 <= b <= 60:
-        return float(a), float(b)
-    return None
+    if len(big) >= 2 and float(px.max() - px.min()) >= 40:
+        a, b = np.polyfit(px, py, 1, w=wts)
+        if 0.6 <= a <= 1.6 and -60 <= b <= 60:
+            return float(a), float(b)
+    d = py - px  # the offset alone: the weighted median of the levels' shifts
+    order = np.argsort(d)
+    cw = np.cumsum(wts[order])
+    b = float(d[order][np.searchsorted(cw, cw[-1] / 2)])
+    return (1.0, b) if -60 <= b <= 60 else None
 
 
 def undo_gain(img: np.ndarray, gain: np.ndarray, offset: np.ndarray) -> np.ndarray:
@@ -232,8 +255,16 @@ def undo_gain(img: np.ndarray, gain: np.ndarray, offset: np.ndarray) -> np.ndarr
     return cv2.LUT(np.ascontiguousarray(img[..., :3]), lut.astype(np.uint8).reshape(256, 1, 3))
 
 
-def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True) -> Alignment:
-    """Align an RGB ``frame`` to an RGB ``ref`` (any sizes: the frame is first resized to the reference's)."""
+QUICK_CORR = 0.995
+"""``align(quick=True)``: a frame correlating this well with the reference unmoved is taken as unmoved."""
+
+
+def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick: bool = False) -> Alignment:
+    """Align an RGB ``frame`` to an RGB ``ref`` (any sizes: the frame is first resized to the reference's).
+
+    ``quick``: when the unmoved frame already correlates ≥ :data:`QUICK_CORR` with the reference, skip the
+    search and return the identity (method ``identity``); a caller that then finds the frame unexplained
+    should align it again without ``quick``."""
     import cv2
 
     ref = np.ascontiguousarray(ref[..., :3])
@@ -246,10 +277,14 @@ def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True) -> Al
     rg, fg = _grey(ref, size), _grey(fr, size)
     blank = float(fg.std()) < 2.0 or float(rg.std()) < 2.0  # a blank frame (or reference): nothing to align on
     ok = True
+    ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
+    if quick and not blank and _score(fg, rg, ident) >= QUICK_CORR:
+        gain, off = gain_offset(fr, ref) if photometric else (np.ones(3, np.float32), np.zeros(3, np.float32))
+        return Alignment(warp=ident, aligned=undo_gain(fr, gain, off) if photometric else fr, gain=gain,
+                         offset=off, valid=np.ones((h, w), bool), ok=True, method="identity")
     win = cv2.createHanningWindow((size[0], size[1]), cv2.CV_32F)
     (dx, dy), _ = cv2.phaseCorrelate(rg, fg, win)
     init = np.array([[1, 0, dx], [0, 1, dy]], np.float64)
-    ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
     cands = [] if blank else [(t[0], "ecc") for t in (_ecc(fg.copy(), rg.copy(), init),
                                                        _ecc(fg.copy(), rg.copy(), ident)) if t is not None]
     orb = None if blank else _orb(np.clip(fg, 0, 255).astype(np.uint8), np.clip(rg, 0, 255).astype(np.uint8))

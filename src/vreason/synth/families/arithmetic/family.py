@@ -99,6 +99,17 @@ class Arithmetic(TaskFamily):
         v = int(inst.state["answer"]) + int(rng.choice([-10, -2, -1, 1, 2, 10]))
         return self.solve(inst.state, cfg, cfg.n_frames, str(abs(v) if v else 1))
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """Every frame is the question with anything (the answer, being written) right of "=" only."""
+        from vreason.verify.explain import Scene, box_mask
+
+        size, y = state["size"], state["y"]
+        w_ans = tt.text_box(state["answer"], size)[2]
+        free = box_mask((cfg.height, cfg.width), [(state["ans_x"], y - size, state["ans_x"] + w_ans, y + size)],
+                        pad=size / 4)
+        start = render(state, cfg)
+        return Scene(start, lambda i, frame: (start, free), final=render(state, cfg, state["answer"]))
+
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         def lhs_kept(frame, res) -> tuple[dict[str, bool], dict[str, Any]]:
             from vreason.verify.math_answer import same_text
@@ -106,4 +117,4 @@ class Arithmetic(TaskFamily):
             left = (res.details or {}).get("left", "")
             return {"question_kept": same_text(left, state["lhs"])}, {"question_read": left}
 
-        return tt.verify_by_check(frames, state, cfg, times, extra=lhs_kept)
+        return tt.verify_by_check(frames, state, cfg, times, extra=lhs_kept, family=self)

@@ -117,5 +117,18 @@ class Choice(TaskFamily):
         wrong = [i for i in range(4) if i != st["correct"]]
         return self.solve(st, cfg, cfg.n_frames, (int(rng.choice(wrong)),))
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """Every frame is the worksheet; only the ring along each option's outline may change (where a box is
+        redrawn in red, in any honest line width)."""
+        from vreason.verify.explain import Scene, box_mask
+
+        hw = (cfg.height, cfg.width)
+        pad = max(4, int(round(8 * cfg.height / 360)))
+        free = np.zeros(hw, bool)
+        for x0, y0, x1, y1 in state["layout"]["boxes"]:
+            free |= box_mask(hw, [(x0, y0, x1, y1)], pad=pad) & ~box_mask(hw, [(x0, y0, x1, y1)], pad=-pad)
+        start = render(state, cfg)
+        return Scene(start, lambda i, frame: (start, free), final=render(state, cfg, (state["correct"],)))
+
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
-        return tt.verify_by_check(frames, state, cfg, times)
+        return tt.verify_by_check(frames, state, cfg, times, family=self)

@@ -119,5 +119,15 @@ class Numseq(TaskFamily):
         wrong = {i: str(max(0, st["values"][i] + int(rng.choice([-3, -2, -1, 1, 2, 3])))) for i in st["missing"]}
         return self.solve(st, cfg, cfg.n_frames, wrong)
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """Every frame is the row of cards; only the inside of the "?" cards may change (the number written
+        there, in any honest style)."""
+        from vreason.verify.explain import Scene, box_mask
+
+        free = box_mask((cfg.height, cfg.width), [cell_rect(state, i) for i in state["missing"]], pad=-3)
+        start = render(state, cfg)
+        answers = {i: str(state["values"][i]) for i in state["missing"]}
+        return Scene(start, lambda i, frame: (start, free), final=render(state, cfg, answers))
+
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
-        return tt.verify_by_check(frames, state, cfg, times)
+        return tt.verify_by_check(frames, state, cfg, times, family=self)

@@ -154,5 +154,16 @@ class Sudoku(TaskFamily):
             vals[r][c] = vals[r][c] % n + 1
         return self.solve(st, cfg, cfg.n_frames, vals)
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """Every frame is the printed grid; only the inside of the blank cells may change (the digits written
+        there, in any honest style)."""
+        from vreason.verify.explain import Scene, box_mask
+
+        n = state["n"]
+        blanks = [cell_rect(state, r, c) for r in range(n) for c in range(n) if not state["puzzle"][r][c]]
+        free = box_mask((cfg.height, cfg.width), blanks)
+        start = render(state, cfg, state["puzzle"])
+        return Scene(start, lambda i, frame: (start, free), final=render(state, cfg, state["solution"]))
+
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
-        return tt.verify_by_check(frames, state, cfg, times)
+        return tt.verify_by_check(frames, state, cfg, times, family=self)
