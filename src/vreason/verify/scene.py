@@ -111,13 +111,38 @@ def sample_indices(n: int, samples: int = SAMPLES) -> np.ndarray:
 
 
 def _sides(f: np.ndarray) -> dict[str, np.ndarray]:
-    """Each side's lines, outermost first, as (n_lines, line_length, 3) int16."""
-    a = f.astype(np.int16)
-    return {"top": a, "bottom": a[::-1], "left": a.transpose(1, 0, 2), "right": a.transpose(1, 0, 2)[::-1]}
+    """Each side's lines, outermost first, as (n_lines, line_length, 3) uint8 views (no copy)."""
+    return {"top": f, "bottom": f[::-1], "left": f.transpose(1, 0, 2), "right": f.transpose(1, 0, 2)[::-1]}
+
+
+CHUNK = 16
+"""Lines compared per step: a band is searched from the edge inwards and the search stops two lines past the
+first line that is not uniform (what :func:`_edged` reads), not at the frame's middle."""
+
+
+def _shares(lines: np.ndarray, c: np.ndarray, tol: int, limit: int) -> np.ndarray:
+    """The match share of the first lines (at most ``limit``), outermost first, up to two past the first line
+    below :data:`LINE_FRAC`."""
+    out: list[np.ndarray] = []
+    lo = np.ceil(c - tol).astype(np.int16)  # |x − c| ≤ tol for integer x
+    hi = np.floor(c + tol).astype(np.int16)
+    n = min(limit, lines.shape[0])
+    i = 0
+    stop = n
+    while i < min(n, stop):
+        chunk = lines[i:min(n, i + CHUNK)].astype(np.int16)
+        inside = ((chunk >= lo) & (chunk <= hi)).all(axis=2).mean(axis=1)
+        out.append(inside)
+        bad = np.flatnonzero(inside < LINE_FRAC)
+        if len(bad) and stop == n:
+            stop = i + int(bad[0]) + 3
+        i += CHUNK
+    return np.concatenate(out)[:min(n, stop)] if out else np.zeros(0)
 
 
 def _band(lines_per_frame: list[np.ndarray], tol: int) -> tuple[Band, list[np.ndarray]]:
-    """The side's uniform band over all sampled frames, and per frame the match share of every line."""
+    """The side's uniform band over all sampled frames, and per frame the match share of its lines (up to two
+    past the band)."""
     colours = [np.median(lines[0], axis=0) for lines in lines_per_frame]
     ref = colours[0]
     if any(np.abs(c - ref).max() > tol for c in colours):
@@ -125,7 +150,7 @@ def _band(lines_per_frame: list[np.ndarray], tol: int) -> tuple[Band, list[np.nd
     width = lines_per_frame[0].shape[0]
     shares = []
     for lines, c in zip(lines_per_frame, colours, strict=True):
-        share = (np.abs(lines - c.astype(np.int16)).max(axis=2) <= tol).mean(axis=1)
+        share = _shares(lines, c, tol, width + 2)
         shares.append(share)
         ok = share >= LINE_FRAC
         width = min(width, int(np.argmin(ok)) if not ok.all() else len(ok))
