@@ -43,12 +43,9 @@ ANSWER_MAX = 18.0
 """Largest feature distance (mean absolute difference, 0..255, 24×24 features of the corrected frame) of the
 filled cell from the right element. Honest variants measured ≤ 5.1 (12.1 before saturated pixels were kept at
 the top when undoing a brighter exposure); wrong elements are rejected by the margin to the next candidate."""
-CHANGE_LEVEL = 60
-"""A pixel has changed when its colour-corrected largest-channel difference from the render exceeds this."""
-CHANGE_PX_MAX = 24
-SOLID_LEVEL = 45
-"""Largest excess a whole 5×5 patch may keep (honest variants measured ≤ 35)."""
-"""Most changed pixels (away from the render's edges and the blank card) any frame may have."""
+ALPHA_MIN = 0.9
+"""The blank card's parsed opacity of the answer in the last frame must reach this (a video that ends while the
+answer is still fading in has not shown it)."""
 
 
 def geometry(n: int, cfg: RenderConfig) -> dict[str, int]:
@@ -99,43 +96,6 @@ def render_row(state: dict[str, Any], cfg: RenderConfig, fill: dict[str, Any] | 
         x0, y0, x1, y1 = rect
         img[y0:y1, x0:x1] = (img[y0:y1, x0:x1] * (1 - alpha) + full[y0:y1, x0:x1] * alpha).astype(np.uint8)
     return img
-
-
-def _recoloured_cards(state: dict[str, Any], ref: np.ndarray, frames: list[np.ndarray],
-                      fixes: list[tuple[np.ndarray, np.ndarray]]) -> list[dict[str, Any]]:
-    """Cards (other than the blank one) whose element reads as another palette colour in some frame: the
-    first such frame per card, with the colour read. ``frames`` are the stabilised frames; each frame's
-    per-channel exposure (``fixes``: gain/offset against the reference on the static area) is undone on the
-    colours read."""
-    import cv2
-
-    names = list(PALETTE)
-    pal = np.array([PALETTE[n] for n in names], dtype=np.float32)
-    out, cards = [], []
-    h, w = frames[0].shape[:2] if frames else ref.shape[:2]
-    sy, sx = h / ref.shape[0], w / ref.shape[1]
-    for i, spec in enumerate(state["cells"]):
-        if i == state["missing"]:
-            continue
-        x0, y0, x1, y1 = cell_rect(state, i)
-        cell = ref[y0:y1, x0:x1].astype(np.float32)
-        ink = np.abs(cell - np.array(spec["color"], np.float32)).max(axis=2) < 30
-        ink = cv2.erode(ink.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
-        if ink.sum() < 12:  # too small to read a colour from (never for the suite's sizes)
-            continue
-        ys, xs = np.nonzero(ink)
-        ys = np.clip(((ys + y0) * sy).astype(int), 0, h - 1)
-        xs = np.clip(((xs + x0) * sx).astype(int), 0, w - 1)
-        cards.append((i, ys, xs, names[int(np.argmin(np.abs(pal - np.array(spec["color"], np.float32)).sum(axis=1)))]))
-    for i, ys, xs, want in cards:
-        for fi, fr in enumerate(frames):
-            gain, off = fixes[fi]
-            mean = (fr[ys, xs].reshape(-1, 3).astype(np.float32).mean(axis=0) - off) / gain
-            got = names[int(np.argmin(np.linalg.norm(pal - mean, axis=1)))]
-            if got != want:
-                out.append({"card": i, "frame": fi, "expected": want, "read": got})
-                break
-    return out
 
 
 CARD_FEAT = 2
@@ -195,37 +155,6 @@ def _card_candidates(state: dict[str, Any], i: int) -> tuple[list[str], np.ndarr
         labels.append(label)
         feats.append(f)
     return labels, np.stack(feats)
-
-
-def _card_states(state: dict[str, Any], frames: list[np.ndarray],
-                 fixes: list[tuple[np.ndarray, np.ndarray]]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """Each other card's content in every frame (stabilised, its exposure undone with ``fixes``) parsed into
-    the nearest of every shape × count state the card could show: the cards whose parsed state is not the
-    expected one (the first such frame per card), and where the ratio of the expected state's distance to
-    the nearest other state's is largest over all cards and frames (honest videos stay well below 1)."""
-    out: list[dict[str, Any]] = []
-    worst: dict[str, Any] = {"ratio": 0.0}
-    for i in range(state["n"]):
-        if i == state["missing"]:
-            continue
-        labels, cands = _card_candidates(state, i)
-        x0, y0, x1, y1 = cell_rect(state, i)
-        inside = (slice(y0 + CARD_INSET, y1 - CARD_INSET), slice(x0 + CARD_INSET, x1 - CARD_INSET))
-        colour = state["cells"][i]["color"]
-        dist = np.stack([np.abs(cands - _card_feat(ft.apply_fix(fr[inside], *fix), colour)[None]).mean(axis=1)
-                         for fr, fix in zip(frames, fixes, strict=True)])  # frames × candidates
-        other = dist[:, 1:].min(axis=1)
-        ratio = dist[:, 0] / np.maximum(other, 1e-6)
-        if float(ratio.max()) > worst["ratio"]:
-            fi = int(np.argmax(ratio))
-            worst = {"ratio": round(float(ratio[fi]), 3), "card": i, "frame": fi,
-                     "nearest_other": labels[1 + int(np.argmin(dist[fi, 1:]))]}
-        bad = np.nonzero(ratio > CARD_RATIO_MAX)[0]
-        if len(bad):
-            fi = int(bad[0])
-            out.append({"card": i, "frame": fi, "read": labels[int(np.argmin(dist[fi]))],
-                        "ratio": round(float(ratio[fi]), 3)})
-    return out, worst
 
 
 def _static_box(state: dict[str, Any]) -> tuple[int, int, int, int]:
@@ -360,50 +289,49 @@ class Sequence(TaskFamily):
         wrong = st["distractors"][int(rng.integers(len(st["distractors"])))]
         return _fade_in(st, inst.first_frame, render_row(st, cfg, wrong), cfg)
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig, records: dict[int, Any] | None = None) -> Any:
+        """Every frame parsed (each card's state and colour, the blank card's element and opacity) and
+        re-rendered: :mod:`vreason.synth.families.sequence.scene`. ``records`` collects each parsed frame."""
+        from vreason.synth.families.sequence.scene import make_scene
+
+        return make_scene(state, cfg, records, CARD_RATIO_MAX)
+
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: TimeSeq[float] | None = None) -> VerifyResult:
+        from vreason.synth.base import frame_times
+        from vreason.synth.families.sequence.scene import parse_frame, prepare
+
         frames, bad = ft.usable(frames, cfg)
         if bad is not None:
             return bad
+        t = frame_times(len(frames), cfg, times)
+        checks: dict[str, bool] = {}
+        evidence: dict[str, Any] = {}
+        # every frame explained; the same per-frame parse gives the other cards' states and colours
+        rec = _Recording(self)
+        ft.explain_check(rec, frames, t, state, cfg, checks, evidence)
+        parsed = [rec.records[i] for i in sorted(rec.records)]
+        wrong_colour, wrong_state, card_ratio = _card_verdicts(parsed, sorted(rec.records))
         ref = render_row(state, cfg)
-        frames, shifts = ft.stabilise(frames, ref, box=_static_box(state))
+        k = min(3, len(frames))
+        last, shifts = ft.stabilise(frames[-k:], ref, box=_static_box(state))
+        # the blank card at the end: the last frame's parse when the scene reached it (the camera undone),
+        # else the stabilised last frame's
+        end = rec.records[max(rec.records)] if rec.seen == len(frames) and rec.records else parse_frame(
+            prepare(state, cfg), last[-1])
         size = (cfg.width // 4, cfg.height // 4)
         ref_small = ft.small(ref, size)
         mx0, my0, mx1, my1 = cell_rect(state, state["missing"])
         mask = np.ones(ref_small.shape[:2], bool)
         mask[max(0, my0 // 4 - 1):my1 // 4 + 2, max(0, mx0 // 4 - 1):mx1 // 4 + 2] = False
-
-        # nothing but the blank card changes, in any frame (colour-corrected, away from the render's edges)
-        answer_zone = np.zeros(ref.shape[:2], bool)
-        pad = state["gap"] // 2
-        answer_zone[max(0, my0 - pad):my1 + pad, max(0, mx0 - pad):mx1 + pad] = True
-        ignore, rng = answer_zone, ft.ref_range(ref)
-        worst, worst_frame, solid = 0, 0, 0
-        fixed: list[np.ndarray] = []
-        for fi, fr in enumerate(frames):
-            fixed.append(ft.correct(fr, ref_small, mask))  # the same correction the answer check uses
-            v, sol = ft.change_measures(fixed[-1], rng, CHANGE_LEVEL, ignore)
-            solid = max(solid, sol)
-            if v > worst:
-                worst, worst_frame = v, fi
-
-        # every other card keeps its element's colour in every frame: each card's element pixels (from the
-        # render, eroded off their anti-aliased rim) are read as the nearest palette colour, which must be the
-        # card's own; read under the frame's exposure correction only (a global hue correction fitted on a
-        # scene whose few saturated objects include the recoloured one absorbs half of the recolour)
-        fixes = [ft.colour_fix(fr, ref_small, mask) for fr in frames]
-        wrong_colour = _recoloured_cards(state, ref, frames, fixes)
-        # every other card shows its own shape and count in every frame: its content, under the same exposure
-        # correction, parses as the nearest of every shape × count state it could show (analysis by synthesis)
-        wrong_state, card_ratio = _card_states(state, frames, fixes)
+        fixed = [ft.correct(fr, ref_small, mask) for fr in last]
         # the filled cell in the last frames, against the candidates
-        k = min(3, len(frames))
         names = ["answer", "empty"] + [f"distractor_{i}" for i in range(len(state["distractors"]))]
         cands = [render_row(state, cfg, state["answer"])[my0:my1, mx0:mx1], ref[my0:my1, mx0:mx1]] + [
             render_row(state, cfg, d)[my0:my1, mx0:mx1] for d in state["distractors"]]
         per_frame = []
         cand_feats = [ft.small(c, (FEAT, FEAT)) for c in cands]
-        for fr in fixed[-k:]:
+        for fr in fixed:
             obs = ft.small(fr[my0:my1, mx0:mx1], (FEAT, FEAT))
             per_frame.append([float(np.abs(c - obs).mean()) for c in cand_feats])
         dist = [float(v) for v in np.median(np.array(per_frame), axis=0)]
@@ -411,23 +339,22 @@ class Sequence(TaskFamily):
         d_ans = dist[0]
         d_other = min(dist[1:])
         sep = min(float(np.abs(cand_feats[0] - c).mean()) for c in cand_feats[1:])
-        checks = {
+        checks.update({
             "cell_filled": names[int(order[0])] != "empty",
-            "right_element": int(order[0]) == 0 and d_ans <= 0.8 * d_other and d_ans <= ANSWER_MAX,
-            "others_unchanged": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL and not wrong_colour
-                                and not wrong_state,
-        }
-        evidence = {
+            "right_element": int(order[0]) == 0 and d_ans <= 0.8 * d_other and d_ans <= ANSWER_MAX
+                             and end.fill == "answer" and end.alpha >= ALPHA_MIN,
+            "others_unchanged": not wrong_colour and not wrong_state,
+        })
+        evidence.update({
             "distances": {nm: round(d, 2) for nm, d in zip(names, dist, strict=True)},
             "nearest": names[int(order[0])], "answer_separation": round(sep, 2), "answer_limit": ANSWER_MAX,
-            "rules": state["rules"],
-            "missing_cell": state["missing"], "changed_px": worst, "changed_px_frame": worst_frame,
-            "changed_px_limit": CHANGE_PX_MAX, "change_level": CHANGE_LEVEL, "frames_used": k,
-            "solid_change": solid, "solid_change_limit": SOLID_LEVEL, "recoloured_cards": wrong_colour,
+            "end_fill": end.fill, "end_alpha": end.alpha, "end_alpha_min": ALPHA_MIN,
+            "rules": state["rules"], "missing_cell": state["missing"], "frames_used": k,
+            "frames_parsed": len(parsed), "recoloured_cards": wrong_colour,
             "changed_cards": wrong_state, "card_state_worst": card_ratio,
             "card_state_ratio_limit": CARD_RATIO_MAX,
             "camera_shift_max_px": float(np.abs(np.array(shifts)).max()),
-        }
+        })
         import cv2
 
         dbg = frames[-1].copy()
@@ -436,3 +363,37 @@ class Sequence(TaskFamily):
         cv2.putText(dbg, f"nearest: {evidence['nearest']}", (mx0, max(12, my0 - 8)), cv2.FONT_HERSHEY_SIMPLEX,
                     0.45, ok_color, 1, cv2.LINE_AA)
         return ft.finish(checks, evidence, dbg, goal=("cell_filled", "right_element"))
+
+
+class _Recording:
+    """The family as :func:`frametools.explain_check` calls it, keeping every frame's parse (``records``)
+    and how many frames the explanation reached (``seen``)."""
+
+    def __init__(self, fam: Sequence) -> None:
+        self.fam, self.records, self.seen = fam, {}, 0
+
+    def explain(self, frames: list[np.ndarray], times: Any, state: dict[str, Any], cfg: RenderConfig) -> Any:
+        from vreason.verify.explain import explain_scene
+
+        ex = explain_scene(frames, times, self.fam.scene(state, cfg, self.records))
+        self.seen = len(ex.frames)
+        return ex
+
+
+def _card_verdicts(parsed: list[Any], idx: list[int]) -> tuple[list[dict[str, Any]], list[dict[str, Any]],
+                                                                  dict[str, Any]]:
+    """From the parsed frames: the other cards read as another colour, as another state (the first such frame
+    per card), and the largest ratio of a card's expected-state distance to the nearest other state's."""
+    wrong_colour: dict[int, dict[str, Any]] = {}
+    wrong_state: dict[int, dict[str, Any]] = {}
+    worst: dict[str, Any] = {"ratio": 0.0}
+    for fi, p in zip(idx, parsed, strict=True):
+        for c in p.cards:
+            if c["colour"] != c["own_colour"] and c["card"] not in wrong_colour:
+                wrong_colour[c["card"]] = {"card": c["card"], "frame": fi, "expected": c["own_colour"],
+                                           "read": c["colour"]}
+            if c["ratio"] > CARD_RATIO_MAX and c["card"] not in wrong_state:
+                wrong_state[c["card"]] = {"card": c["card"], "frame": fi, "read": c["read"], "ratio": c["ratio"]}
+            if c["ratio"] > worst["ratio"]:
+                worst = {"ratio": c["ratio"], "card": c["card"], "frame": fi, "nearest_other": c["nearest_other"]}
+    return list(wrong_colour.values()), list(wrong_state.values()), worst
