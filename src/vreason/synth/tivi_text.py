@@ -132,7 +132,8 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
     checks = {"answer": bool(last.passed)}
     if last.reason:
         ev["check_reason"] = last.reason
-    hold_i = int(draw.end_window(t)[0])
+    window = draw.end_window(t)
+    hold_i = int(window[0])
     diff = ft.mad(frames[hold_i], frames[-1]) if hold_i < len(frames) - 1 else 0.0
     ev.update({"hold_frame": hold_i, "hold_diff": round(diff, 2)})
     if last.passed and diff > HOLD_STILL:
@@ -141,6 +142,14 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
         ev["hold_read"] = held.details
     else:
         checks["held"] = bool(last.passed)
+    if family is not None and checks["held"]:  # every frame of the window shows the last frame's picture
+        from vreason.verify.explain import unchanged
+
+        moved = [(int(j), blob) for j in window[:-1] for same, blob in [unchanged(frames[j], frames[-1])]
+                 if not same]
+        checks["held"] = not moved
+        if moved:
+            ev["hold_changed"] = {"frames": [j for j, _ in moved][:10], "largest_blob": max(b for _, b in moved)}
     if extra is not None:
         more, more_ev = extra(frames[-1], last)
         checks.update(more)

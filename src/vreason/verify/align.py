@@ -212,14 +212,13 @@ def _median_rows(hist: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
-    """y ≈ a·x + b over unclipped observations (integer levels 0..255), fitted on the median observation of each
-    reference level (levels binned by 4, a level counting when it holds ≥ 20 observations and ≥ 0.2% of them;
-    weight √count): what a frame changed is a minority of its level and drops out. Two levels ≥ 40 apart give
+    """y ≈ a·x + b (integer levels 0..255), fitted on the median observation of each reference level (levels
+    binned by 4, a level counting when it holds ≥ 20 observations and ≥ 0.2% of them and its median is not
+    clipped at 0–1 or 254–255; weight √count): what a frame changed is a minority of its level and drops out. Two levels ≥ 40 apart give
     gain and offset; a scene of one usable level (a light page with thin text) gives the offset alone (gain 1);
     an implausible fit (gain outside 0.6..1.6, offset beyond ±60) falls back to the offset alone. None when no
     level is usable. Medians come from per-bin histograms (linear time)."""
-    k = (y > 3) & (y < 252)
-    x, y = x[k].astype(np.int64), y[k].astype(np.int64)
+    x, y = x.astype(np.int64), y.astype(np.int64)
     if x.size < 100:
         return None
     bins = x // 4
@@ -231,6 +230,10 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     hx = np.bincount(bins * 4 + (x % 4), minlength=256).reshape(64, 4)[big]
     py = _median_rows(hy, np.arange(256))
     px = big * 4 + _median_rows(hx, np.arange(4))
+    unclipped = (py > 1) & (py < 254)  # a level whose median clips says only "at least"/"at most"
+    if not unclipped.any():
+        return None
+    big, py, px = big[unclipped], py[unclipped], px[unclipped]
     wts = np.sqrt(counts[big].astype(np.float64))
     if len(big) >= 2 and float(px.max() - px.min()) >= 40:
         a, b = np.polyfit(px, py, 1, w=wts)

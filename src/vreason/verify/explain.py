@@ -285,6 +285,28 @@ def explain_scene(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                          final=scene.final, **kw)
 
 
+def unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None = None, *,
+              max_blob: int = MAX_BLOB) -> tuple[bool, int]:
+    """Whether ``frame`` shows the same picture as ``ref`` (another frame of the same video, same size): the
+    exposure fitted and undone, then the temporal residual (:data:`TOL_TEMPORAL`, :data:`TOL_PATCH_TEMPORAL`).
+    Returns (unchanged, largest changed blob in px). A held end state is unchanged frame to frame."""
+    gain, off = gain_offset(frame, ref, max_samples=GAIN_SAMPLES)
+    res = residual(undo_gain(frame, gain, off), ref, free, valid=_inner(ref.shape[:2], BORDER_PX),
+                   tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL)
+    return res.explained(max_blob), res.largest_blob
+
+
+def changed_box(a: np.ndarray, b: np.ndarray, level: int = 0) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1) of the pixels where two renderings differ by more than ``level`` (an empty box when
+    they are the same)."""
+    import cv2
+
+    ys, xs = np.nonzero(cv2.absdiff(a, b).max(axis=2) > level)
+    if len(xs) == 0:
+        return 0, 0, 0, 0
+    return int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+
+
 def box_mask(shape: tuple[int, int], boxes: Sequence[Sequence[float]], pad: float = 0.0) -> np.ndarray:
     """A bool mask (``shape`` = (h, w)) True inside each (x0, y0, x1, y1) box grown by ``pad`` px."""
     h, w = shape

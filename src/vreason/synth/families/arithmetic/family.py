@@ -100,21 +100,23 @@ class Arithmetic(TaskFamily):
         return self.solve(inst.state, cfg, cfg.n_frames, str(abs(v) if v else 1))
 
     def scene(self, state: dict[str, Any], cfg: RenderConfig):
-        """Every frame is the question with anything (the answer, being written) right of "=" only."""
-        from vreason.verify.explain import Scene, box_mask
+        """Every frame is the question; only the answer's place right of "=" may change: the box of the
+        answer's ink as the suite writes it, grown by a quarter of the text height (other handwriting)."""
+        from vreason.verify.explain import Scene, box_mask, changed_box
 
-        size, y = state["size"], state["y"]
-        w_ans = tt.text_box(state["answer"], size)[2]
-        free = box_mask((cfg.height, cfg.width), [(state["ans_x"], y - size, state["ans_x"] + w_ans, y + size)],
-                        pad=size / 4)
-        start = render(state, cfg)
-        return Scene(start, lambda i, frame: (start, free), final=render(state, cfg, state["answer"]))
+        start, final = render(state, cfg), render(state, cfg, state["answer"])
+        free = box_mask((cfg.height, cfg.width), [changed_box(start, final)], pad=state["size"] / 4)
+        return Scene(start, lambda i, frame: (start, free), final=final)
 
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         def lhs_kept(frame, res) -> tuple[dict[str, bool], dict[str, Any]]:
             from vreason.verify.math_answer import same_text
 
             left = (res.details or {}).get("left", "")
-            return {"question_kept": same_text(left, state["lhs"])}, {"question_read": left}
+            right = (res.details or {}).get("answer", "")
+            # the answer is one value written as a number: not an expression that evaluates to it (TiViBench's
+            # check accepts either; the suite asks for the result)
+            return ({"question_kept": same_text(left, state["lhs"]), "one_value": same_text(right, state["answer"])},
+                    {"question_read": left})
 
         return tt.verify_by_check(frames, state, cfg, times, extra=lhs_kept, family=self)
