@@ -4,9 +4,12 @@ Colours follow RISE-Video's conventions (green agent, black walls, red goal). Th
 dark letterbox bars, tracks the green blob in every frame (HSV) and checks, in cells and seconds
 (frame times from the video's own time base, see :mod:`vreason.synth.families.maze.check`):
 
+* scene — every frame (full size) is the maze re-rendered with exactly one agent where the frame shows it
+  (:mod:`vreason.synth.families.maze.scene`, issue 24): a mark, a ghost, a blank frame or an agent missing
+  from a single frame leaves the frame unexplained;
 * start — frame 0's agent is on the start cell;
-* always visible, one agent — lost in ≤ 10% of frames and never for more than 0.2 s; no second
-  agent-sized green blob;
+* always visible, one agent — the tracker (half size) loses the agent in ≤ 10% of frames and never for more
+  than 0.2 s; no second agent-sized green blob (the scene check above already sees every frame);
 * no teleport / no wall crossing — corridor distance between consecutive frames ≤ one cell (more
   only when the frames are far apart: ≤ 24 cells/s, at most 3 cells), and ≤ 24 cells/s + 1.3 cells
   over any stretch; a hop over the limit whose straight line cuts frame 0's walls is a wall crossing;
@@ -224,6 +227,12 @@ class Maze(TaskFamily):
         return self.render(state, _positions(walk, cfg.n_frames))
 
     # ----------------------------------------------------------------- verification
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """The maze with one agent wherever each frame shows it (:mod:`vreason.synth.families.maze.scene`)."""
+        from vreason.synth.families.maze.scene import maze_scene
+
+        return maze_scene(self, state, cfg)
+
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         from vreason.synth.families.maze import check as mc
 
@@ -238,6 +247,11 @@ class Maze(TaskFamily):
             t = frame_times(len(frames), cfg, times)
         except ValueError as exc:
             return VerifyResult(0.0, False, {**ev, "reasons": [str(exc)]})
+        full, bad = ft.usable(frames, cfg)
+        if bad is not None:
+            return VerifyResult(0.0, False, {**ev, "reasons": [bad.evidence["reason"]]})
+        scene: dict[str, bool] = {}
+        ft.explain_check(self, full, t, state, cfg, scene, ev)
         frames, box = draw.crop_letterbox(frames)
         ev["letterbox"] = box
         f = draw.stack(frames, w, h)
@@ -265,7 +279,9 @@ class Maze(TaskFamily):
         reasons: list[str] = []
         tracked = [i for i, p in enumerate(traj) if p is not None]
         frac = len(tracked) / T
-        checks: dict[str, bool] = {}
+        checks: dict[str, bool] = dict(scene)
+        if not scene.get("scene", True):
+            reasons.append("not every frame is the maze with one agent: " + str(ev["scene"].get("reason", "")))
         checks["start"] = traj[0] is not None and _dist(traj[0], start_xy) <= 0.5 * cell
         if not checks["start"]:
             reasons.append("the agent is not on the start cell in frame 0")
@@ -329,11 +345,11 @@ class Maze(TaskFamily):
             progress = min(progress, 0.99)
         # no credit unless the agent was found where the task starts and followed at least half the time;
         # half credit for the right end reached by a forbidden process (jump, wall crossing, …)
-        process = ("always_visible", "one_agent", "long_enough", "dense_enough", "no_teleport", "no_wall_crossing",
-                   "maze_unchanged")
+        process = ("scene", "always_visible", "one_agent", "long_enough", "dense_enough", "no_teleport",
+                   "no_wall_crossing", "maze_unchanged")
         if not (checks["start"] and frac >= 0.5):
             score = 0.0
-        elif all(checks[k] for k in process):
+        elif all(checks.get(k, True) for k in process):
             score = progress
         else:
             score = 0.5 * progress
