@@ -314,17 +314,26 @@ class Sequence(TaskFamily):
         wrong_colour, wrong_state, card_ratio = _card_verdicts(parsed, sorted(rec.records))
         ref = render_row(state, cfg)
         k = min(3, len(frames))
-        last, shifts = ft.stabilise(frames[-k:], ref, box=_static_box(state))
-        # the blank card at the end: the last frame's parse when the scene reached it (the camera undone),
-        # else the stabilised last frame's
-        end = rec.records[max(rec.records)] if rec.seen == len(frames) and rec.records else parse_frame(
-            prepare(state, cfg), last[-1])
+        # the blank card at the end: the last frames as the scene parsed them (the camera undone) when it
+        # reached them, else the last frames stabilised (a shift only) and parsed here
+        n = len(frames)
+        have = sorted(rec.records)
+        ends = [rec.records[max(j for j in have if j <= i)] for i in range(n - k, n)] if (
+            rec.seen == n and have and have[0] <= n - k) else []
+        if any(p.frame is None for p in ends) or not ends:
+            last, _ = ft.stabilise(frames[-k:], ref, box=_static_box(state))
+            pre = prepare(state, cfg)
+            ends = []
+            for fr in last:
+                ends.append(parse_frame(pre, fr))
+                ends[-1].frame = fr
+        end = ends[-1]
         size = (cfg.width // 4, cfg.height // 4)
         ref_small = ft.small(ref, size)
         mx0, my0, mx1, my1 = cell_rect(state, state["missing"])
         mask = np.ones(ref_small.shape[:2], bool)
         mask[max(0, my0 // 4 - 1):my1 // 4 + 2, max(0, mx0 // 4 - 1):mx1 // 4 + 2] = False
-        fixed = [ft.correct(fr, ref_small, mask) for fr in last]
+        fixed = [ft.correct(p.frame, ref_small, mask) for p in ends]
         # the filled cell in the last frames, against the candidates
         names = ["answer", "empty"] + [f"distractor_{i}" for i in range(len(state["distractors"]))]
         cands = [render_row(state, cfg, state["answer"])[my0:my1, mx0:mx1], ref[my0:my1, mx0:mx1]] + [
@@ -353,7 +362,6 @@ class Sequence(TaskFamily):
             "frames_parsed": len(parsed), "recoloured_cards": wrong_colour,
             "changed_cards": wrong_state, "card_state_worst": card_ratio,
             "card_state_ratio_limit": CARD_RATIO_MAX,
-            "camera_shift_max_px": float(np.abs(np.array(shifts)).max()),
         })
         import cv2
 

@@ -30,6 +30,8 @@ ALPHA_STEPS = 64
 """The parsed opacity is quantised to this many steps (≤ 2 levels of blend error on the suite's contrasts)."""
 FILL_SCALE = 2
 """The blank card is parsed at 1/``FILL_SCALE`` resolution (area average)."""
+KEEP_FRAMES = 4
+"""Parsed frames kept (the last ones: the answer check reads the end state from them)."""
 ALPHA_SPREAD = 0.12
 """How far the opacity may vary across the blank card around its parsed value (per pixel, along the element's
 own colour only): a codec updates a fade's blocks at slightly different frames (an H.264 re-encode at half size
@@ -89,6 +91,8 @@ class FrameParse:
     """Per other card: index, read state, ratio (expected distance / nearest other), colour read."""
     alpha_map: np.ndarray | None = None
     """The opacity per pixel of the blank card (within ``ALPHA_SPREAD`` of ``alpha``), or None (uniform)."""
+    frame: np.ndarray | None = None
+    """The frame parsed (on the start image's grid): kept for the last few parsed frames only."""
 
     def wrong(self, ratio_max: float) -> list[str]:
         out = []
@@ -231,6 +235,9 @@ def make_scene(state: dict[str, Any], cfg: RenderConfig, records: dict[int, Fram
 
     def expect(i: int, frame: np.ndarray) -> tuple[np.ndarray, None] | str:
         p = parse_frame(pre, frame)
+        p.frame = frame
+        for j in [j for j, q in rec.items() if j < i - KEEP_FRAMES and q.frame is not None]:
+            rec[j].frame = None
         rec[i] = p
         bad = p.wrong(ratio_max)
         if bad:
