@@ -133,23 +133,49 @@ class Symmetry(TaskFamily):
         fills = [[r, c, cols[i % len(cols)]] for i, (r, c) in enumerate(picks)]
         return self.render(st, fills, cfg.n_frames)
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """Every frame is the grid with the given half as it started and each cell of the open half white,
+        painted in one of the task's colours or fading in (:mod:`.scene`)."""
+        from vreason.synth.families.symmetry.scene import make_scene
+
+        return make_scene(self, state, ROWS, COLS)
+
+    def explain(self, frames, times, state: dict[str, Any], cfg: RenderConfig):
+        """:meth:`TaskFamily.explain` with the camera's global hue turn undone first
+        (:func:`vreason.synth.camera.hue_undone`)."""
+        from vreason.synth.camera import hue_undone
+        from vreason.verify.explain import explain_scene
+
+        scene = self.scene(state, cfg)
+        return explain_scene(hue_undone(list(frames), scene.start), times, scene)
+
     # ----------------------------------------------------------------- verification
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
+        from dataclasses import replace
+
         import cv2
+
+        from vreason.synth import camera as sc
+        from vreason.synth import frametools as ft
 
         w0, h0 = state["canvas"]
         s = 0.5
         w, h = max(2, int(round(w0 * s))), max(2, int(round(h0 * s)))
         grid = draw.GridLayout.from_json(state["grid"]).scaled(s)
-        ev: dict[str, Any] = {"n_frames": len(frames)}
-        if not frames:
+        ev: dict[str, Any] = {"n_frames": 0 if frames is None else len(frames)}
+        if frames is None or len(frames) == 0:
             return VerifyResult(0.0, False, {**ev, "reasons": ["no frames"]})
         try:
             t = frame_times(len(frames), cfg, times)
         except ValueError as exc:
             return VerifyResult(0.0, False, {**ev, "reasons": [str(exc)]})
-        frames, ev["letterbox"] = draw.crop_letterbox(frames)
-        f = draw.stack(frames, w, h)
+        frames, bad = ft.usable(frames, replace(cfg, width=w0, height=h0))
+        if bad is not None:
+            return VerifyResult(0.0, False, {**ev, **bad.evidence, "reasons": [bad.evidence["reason"]]})
+        scene = self.scene(state, cfg)
+        frames = sc.hue_undone(frames, scene.start)
+        # the cells are read with the camera undone (first and last frame aligned, interpolated between)
+        f = draw.stack(sc.camera_undone(frames, t, scene.start, scene.final), w, h)
         T = len(f)
         hsv = draw.to_hsv(f)
         labels = draw.hue_labels(hsv)
@@ -213,7 +239,13 @@ class Symmetry(TaskFamily):
                          for r, c in cross], dtype=np.int64).reshape(-1, 4)
         full = np.clip(full, 0, [w, h, w, h])
         lum = _box_sum(hsv[..., 2], full) / np.maximum((full[:, 2] - full[:, 0]) * (full[:, 3] - full[:, 1]), 1)[None]
-        grid_shift = float(np.abs(lum.mean(axis=1) - lum[0].mean()).max()) if len(full) else 0.0
+        # against the blank cells' own white (inside their central 80%, no grid line): an exposure flicker moves
+        # both alike, so only the lines' darkness counts
+        blank_box = box.reshape(ROWS, COLS, 4)[blank_cell]
+        white_lvl = (_box_sum(hsv[..., 2], blank_box)
+                     / np.maximum((blank_box[:, 2] - blank_box[:, 0]) * (blank_box[:, 3] - blank_box[:, 1]), 1)[None])
+        dark = lum.mean(axis=1) - white_lvl.mean(axis=1) if len(full) else np.zeros(T)
+        grid_shift = float(np.abs(dark - dark[0]).max()) if len(full) else 0.0
         checks["grid_unchanged"] = grid_shift <= MAX_GRID_SHIFT
         if not checks["grid_unchanged"]:
             reasons.append(f"the grid changes (blank cells' brightness moves by {grid_shift:.1f} levels)")
@@ -242,8 +274,11 @@ class Symmetry(TaskFamily):
         coloured = ~((mhsv[..., 1] < 30) & (mhsv[..., 2] > 200))
         acc = 1 - int((coloured != (want > 0)).sum()) / (ROWS * COLS)
         rise = 0.0 if acc < 0.85 else (0.5 if acc < 1 else 1.0)
+        ft.explain_check(self, frames, t, state, cfg, checks, ev)
+        if not checks.get("scene", True):
+            reasons.append(f"not every frame is the task's scene: {ev['scene']['reason']}")
         process_ok = (checks["given_unchanged"] and checks["no_spurious"] and checks["enough_frames"]
-                      and checks["grid_unchanged"])
+                      and checks["grid_unchanged"] and checks.get("scene", True))
         if not checks["start"]:
             score = 0.0  # the video does not start from the task: nothing to credit
         else:
