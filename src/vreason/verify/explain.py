@@ -49,6 +49,10 @@ rendering residual's codec floor) that appears later is still unexplained."""
 BORDER_PX = 4
 """The picture's outermost pixels are never judged: a letterbox crop may leave a line or two of the bar, and a
 scaled picture's edge blends with it (the suite's canvases keep a margin wider than this)."""
+MARGIN = MAX_BLOB + 4
+"""Pixels of context around the changed blocks a frame is re-checked in: the residual's 5×5 patches, the
+chroma's 4×4 averaging, an edge's range, and enough of whatever touches the change that a blob growing a
+little in every frame (a stroke drawn slowly) is measured longer than :data:`MAX_BLOB`."""
 GAIN_SAMPLES = 40_000
 """Pixels used to fit a frame's gain and offset (a regular subsample; two numbers per channel)."""
 
@@ -178,35 +182,81 @@ def _static(expected: np.ndarray, start: np.ndarray, free: np.ndarray | None) ->
     return changed if free is None else (changed | free)
 
 
+Region = tuple[int, int, int, int]
+
+
+def _crop(a: np.ndarray | None, r: Region) -> np.ndarray | None:
+    return None if a is None else a[r[1]:r[3], r[0]:r[2]]
+
+
+def _shift(box: tuple[int, int, int, int] | None, r: Region) -> tuple[int, int, int, int] | None:
+    return None if box is None else (box[0] + r[0], box[1] + r[1], box[2] + r[0], box[3] + r[1])
+
+
 def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_blob: int,
-           photometric: bool, ref0: _Ref0 | None = None) -> tuple[FrameCheck, np.ndarray]:
+           photometric: bool, ref0: _Ref0 | None = None, region: Region | None = None,
+           gains: list | None = None) -> FrameCheck:
     """Frame ``i`` already warped onto the reference grid: the family parses it (camera geometry undone,
-    exposure not: parsers read colours with tolerances), the gain is fitted against its expected rendering,
-    then the residual. Returns the verdict and the corrected frame."""
+    exposure not: parsers read colours with tolerances), then the residuals inside ``region`` (x0, y0, x1, y1;
+    default the whole picture — the rest of the frame is unchanged since a frame that was explained), with the
+    exposure undone: first the last frame's gain (``gains``, updated in place), and when that leaves the frame
+    unexplained, a gain fitted on this frame against its expected rendering."""
     got = expect(i, geo)
     if isinstance(got, str):
-        return FrameCheck(i, False, reason=got), geo
+        return FrameCheck(i, False, reason=got)
     expected, free = got
-    fixed = geo
+    r = region or (0, 0, geo.shape[1], geo.shape[0])
+    g = _crop(geo, r)
+    tries: list[tuple[np.ndarray, np.ndarray] | None] = [None]
     if photometric:
-        flat = _FLAT.get(id(expected))
-        if flat is None or flat[0] is not expected:
-            flat = (expected, flat_mask(expected))
-            _FLAT.clear()
-            _FLAT[id(expected)] = flat
-        gain, off = gain_offset(geo, expected, valid, max_samples=GAIN_SAMPLES, flat=flat[1])
-        fixed = undo_gain(geo, gain, off)
-    res = residual(fixed, expected, free, valid=valid)
+        tries = ([(gains[0], gains[1])] if gains and gains[0] is not None else []) + [None]
+    fc = FrameCheck(i, False)
+    for gain in tries:
+        if photometric and gain is None:
+            flat = _FLAT.get(id(expected))
+            if flat is None or flat[0] is not expected:
+                flat = (expected, flat_mask(expected))
+                _FLAT.clear()
+                _FLAT[id(expected)] = flat
+            gain = gain_offset(geo, expected, valid, max_samples=GAIN_SAMPLES, flat=flat[1])
+            if gains is not None:
+                gains[:] = list(gain)
+        fixed = undo_gain(g, *gain) if gain is not None else g
+        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob)
+        if fc.explained:
+            return fc
+    return fc
+
+
+def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray | None, valid: np.ndarray,
+               r: Region, ref0: _Ref0 | None, max_blob: int) -> FrameCheck:
+    """The rendering residual and (where the expected picture has not changed since the start) the temporal
+    one of the corrected frame crop ``fixed`` (region ``r``)."""
+    res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r))
     ok = res.explained(max_blob)
     if ok and ref0 is not None:
-        tres = residual(fixed, ref0.frame, _static(expected, ref0.start, free), valid=valid & ref0.valid,
+        static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r))
+        tres = residual(fixed, _crop(ref0.frame, r), static, valid=_crop(valid & ref0.valid, r),
                         tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL)
         if not tres.explained(max_blob):
-            return FrameCheck(i, False, tres.largest_blob, tres.blob_box,
-                              f"{tres.largest_blob} px changed since the first frame at {list(tres.blob_box or ())}"
-                              ), fixed
-    return FrameCheck(i, ok, res.largest_blob, res.blob_box,
-                      "" if ok else f"{res.largest_blob} px unexplained at {list(res.blob_box or ())}"), fixed
+            box = _shift(tres.blob_box, r)
+            return FrameCheck(i, False, tres.largest_blob, box,
+                              f"{tres.largest_blob} px changed since the first frame at {list(box or ())}")
+    box = _shift(res.blob_box, r)
+    why = "" if ok else f"{res.largest_blob} px unexplained at {list(box or ())}"
+    return FrameCheck(i, ok, res.largest_blob, box, why)
+
+
+def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:
+    """The box (px, grown by :data:`MARGIN`) of the 4×4 blocks whose mean moved more than :data:`SAME_LEVEL`
+    in some channel since they were last explained; None when none did."""
+    moved = (np.abs(blocks - ref) > SAME_LEVEL).any(axis=2)
+    if not moved.any():
+        return None
+    ys, xs = np.nonzero(moved)
+    w, h = size
+    return (max(0, int(xs.min()) * 4 - MARGIN), max(0, int(ys.min()) * 4 - MARGIN),
+            min(w, (int(xs.max()) + 1) * 4 + MARGIN), min(h, (int(ys.max()) + 1) * 4 + MARGIN))
 
 
 def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndarray, start: np.ndarray,
@@ -241,34 +291,43 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     span = float(t[-1] - t[0]) or 1.0
     ref0 = _Ref0(start, a0.aligned, a0.valid if a0.valid is not None else np.ones((h, w), bool)) if temporal else None
     out = Explanation(True, "", a0.as_json())
-    last_blocks: np.ndarray | None = None
-    last_warp: np.ndarray | None = None
-    last_ok = True
+    ref_blocks: np.ndarray | None = None  # per 4×4 block, the mean of the picture as last explained
+    ref_warp: np.ndarray | None = None
+    gains: list = [None, None]  # the exposure last fitted (reused while it explains the frames)
     for i in range(n):
         u = float(t[i] - t[0]) / span
         m = _lerp(a0.warp, end_warp, u)
         geo, valid = _warp(frames[i], m, (w, h))
         blocks = _blocks(geo)
-        if (last_blocks is not None and last_ok and last_warp is not None
-                and _moved_px(m, last_warp, (w, h)) <= 0.25
-                and np.abs(blocks - last_blocks).max() <= SAME_LEVEL):
-            out.frames.append(FrameCheck(i, True))
-            continue
-        fc, _ = _check(i, geo, valid, expect, max_blob=max_blob, photometric=photometric, ref0=ref0)
+        region: Region | None = None
+        if ref_blocks is not None and ref_warp is not None and _moved_px(m, ref_warp, (w, h)) <= 0.25:
+            region = _changed_region(blocks, ref_blocks, (w, h))
+            if region is None:  # nothing moved since it was explained
+                out.frames.append(FrameCheck(i, True))
+                continue
+        fc = _check(i, geo, valid, expect, max_blob=max_blob, photometric=photometric, ref0=ref0, region=region,
+                    gains=gains)
         out.full_checks += 1
         if not fc.explained:
             alone = align(frames[i], start)  # the camera may have moved otherwise than the interpolation
             if alone.ok:
                 geo2, valid2 = _warp(frames[i], alone.warp, (w, h))
-                fc2, _ = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0)
+                fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
+                             gains=gains)
                 out.full_checks += 1
                 if fc2.explained:
                     fc2.realigned = True
-                    fc, geo, m = fc2, geo2, alone.warp
+                    fc, geo, m, region = fc2, geo2, alone.warp, None
                     blocks = _blocks(geo)
         out.frames.append(fc)
-        last_blocks, last_warp, last_ok = blocks, m, fc.explained
-        if not fc.explained:
+        if fc.explained:
+            if region is None or ref_blocks is None:
+                ref_blocks, ref_warp = blocks, m
+            else:  # the blocks inside the checked region take the frame's values
+                bx0, by0 = region[0] // 4, region[1] // 4
+                bx1, by1 = -(-region[2] // 4), -(-region[3] // 4)
+                ref_blocks[by0:by1, bx0:bx1] = blocks[by0:by1, bx0:bx1]
+        else:
             out.ok = False
             if stop_after is not None and len(out.unexplained) >= stop_after:
                 break
