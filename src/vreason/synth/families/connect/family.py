@@ -4,6 +4,9 @@ Lines are drawn one colour after another, each growing from one dot to its partn
 cells. The verifier reads each colour's HSV mask in every frame (half canvas, board only, dark
 letterbox bars cropped) and measures in cells of line and seconds (:mod:`vreason.synth.families.connect.check`):
 
+* scene — every frame (full size) is the board re-rendered with the lines it shows, along grid segments
+  (:mod:`vreason.synth.families.connect.scene`, issue 24): a mark, a ghost, a dropped dot and a line that
+  loses what it drew (a dropped line, a blank frame) leave the frame unexplained;
 * start — frame 0 shows the dots only;
 * end state — in every frame of the last 0.15 s each pair's dots are intact and joined by one
   component of their colour (on an opaque drawing a crossing cuts a line, so this is also the
@@ -116,7 +119,8 @@ class Connect(TaskFamily):
         return TaskInstance(self.name, difficulty, index, seed, prompt, frames[0], frames[-1], frames,
                             state, self.directional, self.process_rule)
 
-    def render(self, state: dict, paths: list, n_frames: int) -> list[np.ndarray]:
+    def board(self, state: dict) -> np.ndarray:
+        """The board with its dots and no line (the task's start image)."""
         w, h = state["canvas"]
         grid = draw.GridLayout.from_json(state["grid"])
         base = draw.canvas(w, h)
@@ -124,6 +128,11 @@ class Connect(TaskFamily):
         for pr in state["pairs"]:
             for end in ("a", "b"):
                 draw.disc(base, grid.centre(*pr[end]), DOT_R * grid.cell, draw.rgb(pr["colour"]))
+        return base
+
+    def render(self, state: dict, paths: list, n_frames: int) -> list[np.ndarray]:
+        grid = draw.GridLayout.from_json(state["grid"])
+        base = self.board(state)
         segs = []  # (colour, from xy, to xy)
         for pr, p in zip(state["pairs"], paths, strict=False):
             for u, v in zip(p, p[1:], strict=False):
@@ -166,9 +175,16 @@ class Connect(TaskFamily):
         return self.render(st, paths, cfg.n_frames)
 
     # ----------------------------------------------------------------- verification
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """The board with the lines each frame shows (:mod:`vreason.synth.families.connect.scene`)."""
+        from vreason.synth.families.connect.scene import connect_scene
+
+        return connect_scene(self, state, cfg)
+
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         import cv2
 
+        from vreason.synth import frametools as ft
         from vreason.synth.families.connect import check as cc
 
         w0, h0 = state["canvas"]
@@ -182,6 +198,12 @@ class Connect(TaskFamily):
             t = frame_times(len(frames), cfg, times)
         except ValueError as exc:
             return VerifyResult(0.0, False, {**ev, "reasons": [str(exc)]})
+        full, bad = ft.usable(frames, cfg)
+        if bad is not None:
+            return VerifyResult(0.0, False, {**ev, "reasons": [bad.evidence["reason"]]})
+        scene: dict[str, bool] = {}
+        ft.explain_check(self, full, t, state, cfg, scene, ev)
+        del full
         frames, ev["letterbox"] = draw.crop_letterbox(frames)
         f = draw.stack(frames, w, h)
         T = len(f)
@@ -270,7 +292,7 @@ class Connect(TaskFamily):
         spans = cc.drawing_intervals(persist_arr, t)
         _, ratios = cc.growth_spans(cc.on_time_grid(persist_arr, t))
         others = _other_marks(hsv, labels, {draw.COLOUR_INDEX[p["colour"]] for p in state["pairs"]})
-        checks = dict(ok)
+        checks = {**scene, **ok}
         checks["start"] = ok["start"] and T >= 2
         checks["long_enough"] = not sp["sparse"] and T >= 2
         checks["gradual"] = not sp["hops"] and sp["windows"] == 0
@@ -289,14 +311,16 @@ class Connect(TaskFamily):
                  "gradual": f"lines grow faster than {cc.V_LINE:g} cells/s (a cut, a fade or a jump)",
                  "one_colour_at_a_time": "lines of different colours grow at the same time (one after another asked)",
                  "steady": "a line grows by leaps (a wipe reveals whole runs at once)",
-                 "nothing_else": "a mark of another colour or black on the board"}
+                 "nothing_else": "a mark of another colour or black on the board",
+                 "scene": "not every frame is the board with lines along its paths: "
+                          + str(ev.get("scene", {}).get("reason", ""))}
         reasons += [names[k] for k, v in checks.items() if not v]
         frac = sum(p["connected"] and p["dots_intact"] for p in per_pair) / max(1, len(per_pair))
-        process = ("never_shrinks", "from_one_dot", "long_enough", "gradual", "one_colour_at_a_time", "steady",
+        process = ("scene", "never_shrinks", "from_one_dot", "long_enough", "gradual", "one_colour_at_a_time", "steady",
                    "no_stray", "grid_paths", "nothing_else")
         if not checks["start"]:
             score = 0.0
-        elif all(checks[k] for k in process):
+        elif all(checks.get(k, True) for k in process):
             score = frac
         else:
             score = 0.5 * frac
