@@ -182,6 +182,8 @@ def parse_frame(pre: Prepared, frame: np.ndarray) -> FrameParse:
     err = np.abs(obs[None] - alpha[:, None, None, None] * pre._small_d).reshape(k, -1).mean(axis=1)
     best = int(np.argmin(err))
     a = float(alpha[best])
+    if a < 0.5 / ALPHA_STEPS:  # no element shows (codec noise projects on every candidate a little)
+        a = 0.0
     name = pre.fills[best][0] if a > 0 else "empty"
     amap = None
     if a > 0:
