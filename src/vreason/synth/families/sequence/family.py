@@ -4,17 +4,14 @@ Rules: the number of items grows, the colour cycles, the shape cycles, an arrow 
 item grows. Easy: one rule, the last cell is missing; medium: one rule, any cell; hard: two rules at
 once, any cell. The solution fades the right element into the empty cell.
 
-Verifier: every frame is letterbox-cropped, shake-registered (on cards that never change) and
-colour-corrected once (global hue rotation undone, then per-channel gain/offset fitted outside the
-blank card); the same corrected frames serve both checks. The blank card in the last three frames is
-compared with renders of the right element, of distractors (one attribute changed, or a neighbour's
-element) and of the empty card on 24×24 area-downsampled features: the right element must be the
-nearest, by a margin (≤ 0.8 × the next) and within ``ANSWER_MAX``. The other cards must not change in
-any frame: at most ``CHANGE_PX_MAX`` pixels outside the blank card may leave the render's 2-px
-neighbourhood range by more than ``CHANGE_LEVEL`` (another card changing colour or shape, a pen
-stroke), every other card's element must read as its own palette colour, and every other card's content
-must parse, in every frame, as its own state (analysis by synthesis: the nearest of the renders of every
-shape × count the card could show, and the bare card, as ink-coverage maps under the exposure correction).
+Verifier: every frame is explained by the family's scene (issue 24, :mod:`.scene`): aligned to the start
+image, parsed once (exposure; every other card's shape × count state, by analysis by synthesis on ink-coverage
+maps, and its element's palette colour; the blank card's element and opacity) and re-rendered, with no
+unexplained blob left. The same parse gives the rules: no other card reads as another state or colour in any
+frame (``others_unchanged``); the blank card in the last three frames, as the scene aligned them, is compared
+with renders of the right element, of distractors (one attribute changed, or a neighbour's element) and of
+the empty card on 24×24 area-downsampled features: the right element must be the nearest, by a margin
+(≤ 0.8 × the next) and within ``ANSWER_MAX``, and the last frame must show it at opacity ≥ ``ALPHA_MIN``.
 Directional (a reversed video ends empty); no process rule (a cut to the completed row is a
 valid answer). Measured tolerances: docs/suite_validity.md.
 """
