@@ -104,6 +104,13 @@ def _box_frames(state: dict[str, Any], first: np.ndarray, cfg: RenderConfig,
     return out
 
 
+def _boxed(state: dict[str, Any], first: np.ndarray) -> np.ndarray:
+    """The answer: the first frame with the box traced all round the odd cell."""
+    fr = first.copy()
+    partial_rect(fr, *_box_rect(state, *state["odd"]), 1.0, BOX, 4)
+    return fr
+
+
 def _lighter(color: tuple[int, int, int], amount: float) -> list[int]:
     return [int(round(c + (255 - c) * amount)) for c in color]
 
@@ -178,12 +185,31 @@ class OddOneOut(TaskFamily):
         wrong = cells[int(rng.integers(len(cells)))]
         return _box_frames(st, inst.first_frame, cfg, wrong)
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """The board as it started with one red mark around one cell (:mod:`.scene`)."""
+        from vreason.synth.families.oddoneout.scene import make_scene
+
+        first = render_grid(state, cfg)
+        return make_scene(state, first, _boxed(state, first))
+
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
+        from vreason.synth.base import frame_times
+        from vreason.synth.camera import camera_undone
+
         frames, bad = ft.usable(frames, cfg)
         if bad is not None:
             return bad
+        try:
+            t = frame_times(len(frames), cfg, times)
+        except ValueError as exc:
+            return ft.zero(str(exc))
+        explained: dict[str, bool] = {}
+        explained_ev: dict[str, Any] = {}
+        ft.explain_check(self, frames, t, state, cfg, explained, explained_ev)
         ref = render_grid(state, cfg)
+        # the verifier's own readings see the board with the camera undone (rotation, zoom), then a shake
+        frames = camera_undone(frames, t, ref, _boxed(state, ref))
         frames, shifts = ft.stabilise(frames, ref, box=_static_box(state))
         worst, worst_frame, solid = _max_board_change(frames, ref, state, cfg)
         box = _find_box(frames, state)
@@ -193,12 +219,13 @@ class OddOneOut(TaskFamily):
             "encloses_odd_only": box["found"] and box["enclosed"] == [list(state["odd"])],
             "single_box": box["found"] and box["extra_red_ratio"] <= 0.25,
             "nothing_else_changed": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL,
+            **explained,
         }
         evidence = {"box": box, "odd_cell": list(state["odd"]), "changed_px": worst,
                     "changed_px_frame": worst_frame, "changed_px_limit": CHANGE_PX_MAX,
                     "change_level": CHANGE_LEVEL, "solid_change": solid, "solid_change_limit": SOLID_LEVEL,
                     "n_frames": len(frames),
-                    "camera_shift_max_px": float(np.abs(np.array(shifts)).max())}
+                    "camera_shift_max_px": float(np.abs(np.array(shifts)).max()), **explained_ev}
         if not box["found"]:
             evidence["reason"] = "no red box in the final frames"
         return ft.finish(checks, evidence, _debug(frames[-1], state, box), goal=("box_found", "encloses_odd_only"))
