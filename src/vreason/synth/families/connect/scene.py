@@ -26,6 +26,9 @@ RING_PX = 3.0
 TIP_SLACK_PX = 2.0
 """A run from a segment's end no longer than the end's own cover (another segment's line width there, or the
 dot) plus this is not a line into the segment."""
+NEAR_LEVELS = 90
+"""A pixel counts as the line's only this close (levels, every channel) to the line's colour: codec blur and
+downscaling fill a tip's surroundings (a neck between it and a dot) with a pale tint of it."""
 LOST_CELLS = 0.35
 """Most line (cells, per colour) drawn earlier that a frame may miss (a tip's flicker)."""
 
@@ -94,10 +97,13 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
         lab = draw.hue_labels(hsv)
         out = np.zeros((len(colours), len(segs), n_samp), bool)
         neck = np.zeros((len(colours), len(segs), 2), bool)
+        on_line = frame[sy, sx, :3].astype(np.int16)
+        beside = frame[ny, nx, :3].astype(np.int16)
         for k, li in enumerate(labels_of):
             m = cv2.morphologyEx((lab == li).astype(np.uint8), cv2.MORPH_OPEN, kernel)
-            out[k] = m[sy, sx] > 0
-            neck[k] = (m[ny, nx] > 0).all(axis=2)
+            col = np.array(rgbs[k], np.int16)
+            out[k] = (m[sy, sx] > 0) & (np.abs(on_line - col).max(axis=-1) <= NEAR_LEVELS)
+            neck[k] = ((m[ny, nx] > 0) & (np.abs(beside - col).max(axis=-1) <= NEAR_LEVELS)).all(axis=2)
         return out, neck
 
     def runs(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
