@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from vreason.synth import draw
+from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family, frame_times
 
 _LEVELS = {"easy": (4, 2), "medium": (5, 3), "hard": (6, 4)}  # bars, adjacent swaps needed
@@ -52,6 +53,25 @@ def _timeline(n: int, k: int) -> tuple[int, float]:
     hold_a = max(1, n // 16)
     hold_b = max(1, n // 10)
     return hold_a, max(1, n - hold_a - hold_b) / max(k, 1)
+
+
+def background(w: int, h: int) -> np.ndarray:
+    """The empty canvas with the shelf."""
+    g = _geometry(1, w, h)
+    bg = draw.canvas(w, h)
+    draw.rect(bg, w * 0.05, g["base"], w * 0.95, g["base"] + max(2, h * 0.015), draw.GRID_GREY)
+    return bg
+
+
+def draw_bars(bg: np.ndarray, bars: list[dict], g: dict[str, float], pos: dict[int, tuple[float, float]],
+              h: int) -> np.ndarray:
+    """``bg`` with each bar ``b`` of ``pos`` at (x centre, bottom lift in px): any in-between state renders."""
+    img = bg.copy()
+    for b, (x, lift) in pos.items():
+        bh = bars[b]["h"] * h
+        y1 = g["base"] - lift
+        draw.rect(img, x - g["bar_w"] / 2, y1 - bh, x + g["bar_w"] / 2, y1, draw.rgb(bars[b]["colour"]))
+    return img
 
 
 @family
@@ -109,8 +129,7 @@ class Sorting(TaskFamily):
             befores.append(list(cur))
             cur[i], cur[i + 1] = cur[i + 1], cur[i]
         final = cur
-        bg = draw.canvas(w, h)
-        draw.rect(bg, w * 0.05, g["base"], w * 0.95, g["base"] + max(2, h * 0.015), draw.GRID_GREY)
+        bg = background(w, h)
         out = []
         for f in range(n_frames):
             u = (f - hold_a + 1) / per if swaps else 0.0
@@ -139,12 +158,7 @@ class Sorting(TaskFamily):
                 else:
                     pos[tall] = (slot_x[b], lift * (1 - draw.ease((t - 0.65) / 0.25)))
                     pos[short] = (slot_x[a], 0.0)
-            img = bg.copy()
-            for b, (x, lift) in pos.items():
-                bh = bars[b]["h"] * h
-                y1 = g["base"] - lift
-                draw.rect(img, x - g["bar_w"] / 2, y1 - bh, x + g["bar_w"] / 2, y1, draw.rgb(bars[b]["colour"]))
-            out.append(img)
+            out.append(draw_bars(bg, bars, g, pos, h))
         return out
 
     def random_motion(self, inst: TaskInstance, rng, cfg: RenderConfig) -> list[np.ndarray]:
@@ -161,6 +175,13 @@ class Sorting(TaskFamily):
                 break
         # the renderer lifts the left bar of each pair; fine for any pair
         return self.render(st, swaps, cfg.n_frames)
+
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """Every frame is the shelf with each bar whole at the position parsed from it (see
+        :mod:`vreason.synth.families.sorting.scene`)."""
+        from vreason.synth.families.sorting.scene import make_scene
+
+        return make_scene(state, cfg)
 
     # ----------------------------------------------------------------- verification
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
@@ -179,11 +200,18 @@ class Sorting(TaskFamily):
             t = frame_times(len(frames), cfg, times)
         except ValueError as exc:
             return VerifyResult(0.0, False, {**ev, "reasons": [str(exc)]})
+        raw = frames
         frames, ev["letterbox"] = draw.crop_letterbox(frames)
         f = draw.stack(frames, w, h)
         obs, extra = sc.observe(f, bars, g)
         a = sc.analyse(obs, extra, t, bars, g, h, list(state["initial"]))
         checks, reasons = a["checks"], a["reasons"]
+        full, bad = ft.usable(raw, cfg)
+        if bad is None:  # every frame explained at the render size (the decoded size's softness rendered too)
+            fh, fw = frames[0].shape[:2]  # the picture as decoded, letterbox cropped
+            ft.explain_check(self, full, t, {**state, "decoded_size": [fw, fh]}, cfg, checks, ev)
+            if not checks["scene"]:
+                reasons.append(str(ev["scene"].get("reason") or "a frame is not explained by the scene"))
         final = a["final"]
         k0 = inversions(list(state["initial"]))
         progress = 0.0 if final is None else max(0.0, 1 - inversions(list(final)) / max(k0, 1))
