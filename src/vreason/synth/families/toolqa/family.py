@@ -195,11 +195,39 @@ class ToolQa(TaskFamily):
         j = st["wrong"][int(rng.integers(len(st["wrong"])))]
         return render(st, carry(st, [(j, slot_centre())], cfg.n_frames))
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """The table as it started with every tool somewhere (:mod:`.scene`)."""
+        from vreason.synth.families.toolqa.scene import make_scene
+
+        return make_scene(state)
+
+    def explain(self, frames, times, state: dict[str, Any], cfg: RenderConfig):
+        """:meth:`TaskFamily.explain` with the camera's global hue turn undone first (the tools are found by
+        hue: +6° moved their masks' centroids by pixels; :func:`vreason.synth.camera.hue_undone`)."""
+        from vreason.synth.camera import hue_undone
+        from vreason.verify.explain import explain_scene
+
+        sc = self.scene(state, cfg)
+        return explain_scene(hue_undone(list(frames), sc.start), times, sc)
+
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
+        from vreason.synth import frametools as ft
+        from vreason.synth.base import frame_times
+
         bad = tc.unusable(frames)
         if bad:
             return VerifyResult(0.0, False, {"reason": bad})
+        try:
+            t = frame_times(len(frames), cfg, times)
+        except ValueError as exc:
+            return VerifyResult(0.0, False, {"reason": str(exc)})
+        prepared, unusable = ft.usable(frames, cfg)
+        if unusable is not None:
+            return unusable
+        scene_check: dict[str, bool] = {}
+        scene_ev: dict[str, Any] = {}
+        ft.explain_check(self, prepared, t, state, cfg, scene_check, scene_ev)
         params = tc.params_of(state)
         ends = [frames[0], frames[-1]]
         rows = []
@@ -207,11 +235,15 @@ class ToolQa(TaskFamily):
             got = answer(q.text, ends)
             rows.append({"question": q.text, "expected": q.expected, "answer": got, "correct": got == q.expected})
         checks = {f"q{i + 1}": r["correct"] for i, r in enumerate(rows)}
+        checks.update(scene_check)
         ok = all(checks.values())
-        ev: dict[str, Any] = {"checks": checks, "answers": rows, "answered_by": "suite predicates (colour detector)"}
-        if not ok:
+        ev: dict[str, Any] = {"checks": checks, "answers": rows, "answered_by": "suite predicates (colour detector)",
+                              **scene_ev}
+        if not all(r["correct"] for r in rows):
             ev["reason"] = "wrong answers: " + "; ".join(f"{r['question']} → {r['answer']} (expected {r['expected']})"
                                                          for r in rows if not r["correct"])
+        elif not ok:
+            ev["reason"] = f"not every frame is the task's scene: {scene_ev['scene']['reason']}"
         # all-or-nothing, as TiViBench's QA metric: a static video answers the "stays" questions right, so a
         # share of right answers would give it partial credit
         return VerifyResult(1.0 if ok else 0.0, ok, ev, _overlay(frames[-1], rows))
