@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vreason.verify.align import Alignment, align, flat_mask, gain_offset, undo_gain
+from vreason.verify.align import align, flat_mask, gain_offset, undo_gain
 from vreason.verify.residual import MAX_BLOB, residual
 
 Expect = Callable[[int, np.ndarray], "tuple[np.ndarray, np.ndarray | None] | str"]
@@ -139,6 +139,43 @@ def _warp(frame: np.ndarray, frame_to_ref: np.ndarray, size: tuple[int, int]) ->
     out = cv2.warpAffine(np.ascontiguousarray(frame[..., :3]), ref_to_frame, (w, h),
                          flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
     return out, _inner((h, w), max(BORDER_PX, int(np.ceil(moved)) + 1))
+
+
+def _grey0(frame: np.ndarray) -> np.ndarray:
+    import cv2
+
+    return cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
+
+
+def _relative(frame: np.ndarray, first_grey: np.ndarray, init: np.ndarray | None = None) -> np.ndarray | None:
+    """The similarity mapping ``frame``'s pixels onto the video's first frame (ECC, coarse to fine, from
+    ``init`` or the identity): two frames of one camera and one codec align far more precisely than a frame and
+    a rendering. None when ECC does not converge or the move is not a plausible camera's."""
+    from vreason.verify import align as al
+
+    h, w = first_grey.shape
+    start = _IDENT if init is None else init
+    got = al._ecc(_grey0(frame), first_grey.copy(), al._invert(start))  # OpenCV's ECC: first → frame
+    if got is None:
+        return None
+    rel = al._invert(al._similar(got[0]))
+    return rel if al._plausible(rel, (w, h)) else None
+
+
+def _relative_of(m: np.ndarray, a0: np.ndarray) -> np.ndarray:
+    """The frame → first-frame warp that, composed with the first frame's ``a0``, gives ``m``."""
+    return _compose(_invert3(a0), m)
+
+
+def _compose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The 2×3 warp of ``a`` after ``b`` (x ↦ a(b(x)))."""
+    return (np.vstack([a, [0, 0, 1]]) @ np.vstack([b, [0, 0, 1]]))[:2]
+
+
+def _invert3(m: np.ndarray) -> np.ndarray:
+    import cv2
+
+    return cv2.invertAffineTransform(m.astype(np.float64))
 
 
 def _inner(shape: tuple[int, int], b: int) -> np.ndarray:
@@ -286,8 +323,9 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         return Explanation(False, f"the first frame is not the task's start image ({first.largest_blob} px "
                                   f"unexplained at {list(first.blob_box or ())})", a0.as_json(),
                            [FrameCheck(0, False, first.largest_blob, first.blob_box)], 1)
-    aN: Alignment = align(frames[-1], start if final is None else final, quick=True) if n > 1 else a0
-    end_warp = aN.warp if aN.ok else a0.warp
+    f0 = _grey0(frames[0])
+    end_rel = _relative(frames[-1], f0) if n > 1 else _IDENT
+    end_warp = _compose(a0.warp, end_rel) if end_rel is not None else a0.warp
     span = float(t[-1] - t[0]) or 1.0
     ref0 = _Ref0(start, a0.aligned, a0.valid if a0.valid is not None else np.ones((h, w), bool)) if temporal else None
     out = Explanation(True, "", a0.as_json())
@@ -309,15 +347,17 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                     gains=gains)
         out.full_checks += 1
         if not fc.explained:
-            alone = align(frames[i], start)  # the camera may have moved otherwise than the interpolation
-            if alone.ok:
-                geo2, valid2 = _warp(frames[i], alone.warp, (w, h))
+            # the camera may have moved otherwise than the interpolation: this frame against the first
+            rel = _relative(frames[i], f0, _relative_of(m, a0.warp))
+            alone = _compose(a0.warp, rel) if rel is not None else None
+            if alone is not None and _moved_px(alone, m, (w, h)) > 0.3:
+                geo2, valid2 = _warp(frames[i], alone, (w, h))
                 fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
                              gains=gains)
                 out.full_checks += 1
                 if fc2.explained:
                     fc2.realigned = True
-                    fc, geo, m, region = fc2, geo2, alone.warp, None
+                    fc, geo, m, region = fc2, geo2, alone, None
                     blocks = _blocks(geo)
         out.frames.append(fc)
         if fc.explained:

@@ -84,6 +84,11 @@ def clean(mask: np.ndarray, open_px: int = 3, close_px: int = 3) -> np.ndarray:
 BAR_TOL = 30
 """A bar pixel lies within this many levels (largest channel difference) of its bar's colour: H.264 and
 MJPEG ringing next to a bar's edge stays within it (measured ≤ 22 on the tests' bars)."""
+TIGHT_TOL = 10
+"""A second search with this tolerance when none is found with :data:`BAR_TOL`: a bar of a colour within 30
+levels of the picture's own border (a lilac bar around a light page) merges with it at 30 and is then never
+paired; the inside of an H.264 bar stays within ±4 of its colour (ringing only reaches the line or two next to
+the picture, which stay in the crop; :data:`vreason.verify.explain.BORDER_PX` ignores them)."""
 DARK_LEVEL = 40
 """A bar whose colour's largest channel is below this is dark: cropped on its own (see the module doc)."""
 LINE_FRAC = 0.98
@@ -192,7 +197,14 @@ def content_box(frames: Sequence[np.ndarray], *, samples: int = SAMPLES,
     got = _found(frames, samples, tol)
     if got is None:
         return None
-    h, w, found = got
+    box = _box(*got, tol)
+    if box is None and tol == BAR_TOL:
+        got = _found(frames, samples, TIGHT_TOL)
+        box = None if got is None else _box(*got, TIGHT_TOL)
+    return box
+
+
+def _box(h: int, w: int, found: dict, tol: int) -> tuple[int, int, int, int] | None:
     bars = {k: 0 for k in found}
     for a, b, n in (("top", "bottom", h), ("left", "right", w)):
         for side, other in ((a, b), (b, a)):

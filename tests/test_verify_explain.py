@@ -1,0 +1,178 @@
+"""Every frame explained (``vreason.verify.explain``, issue 24): a random scene (shapes and text on paper) whose
+"answer" appears inside a free box, encoded with H.264 as a model's video arrives. Honest cameras (constant
+rotation ≤ 2°, slow zoom ≤ 5%, exposure flicker ≤ 3%, letterbox of a random colour) are explained; a mark of a
+random colour, opacity and size outside the free box from a random frame on, one inserted blank frame, a copy
+of an object shown for one frame, a start from the final picture and a mirrored video are not, at the frame
+where they happen. Parameters are drawn from ``VREASON_ADV_SEED`` when set (printed by the test session)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import numpy as np
+import pytest
+
+from vreason.synth import frametools as ft
+from vreason.synth.base import RenderConfig
+from vreason.verify.explain import box_mask, changed_box, explain_video, unchanged
+
+SEED = int(os.environ.get("VREASON_ADV_SEED", "20261127"))
+CFG = RenderConfig()
+N = 40
+
+
+def rng(salt: int) -> np.random.Generator:
+    return np.random.default_rng([SEED, salt])
+
+
+def scene(r: np.random.Generator) -> tuple[np.ndarray, np.ndarray, tuple[int, int, int, int]]:
+    """(start, final, free box): shapes and text on a light page; the final adds an answer in the free box."""
+    import cv2
+
+    h, w = CFG.height, CFG.width
+    paper = tuple(int(v) for v in r.integers(225, 252, 3))
+    img = np.zeros((h, w, 3), np.uint8)
+    img[:] = paper
+    for _ in range(int(r.integers(5, 10))):
+        colour = tuple(int(v) for v in r.integers(0, 200, 3))
+        x, y = int(r.integers(40, 380)), int(r.integers(40, 320))
+        if r.random() < 0.5:
+            cv2.rectangle(img, (x, y), (x + int(r.integers(15, 60)), y + int(r.integers(15, 60))), colour, -1)
+        else:
+            cv2.circle(img, (x, y), int(r.integers(8, 28)), colour, -1, cv2.LINE_AA)
+    cv2.putText(img, f"Q{int(r.integers(10, 99))} = ?", (40, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (20, 20, 30), 2,
+                cv2.LINE_AA)
+    box = (450, 120, 600, 240)
+    final = img.copy()
+    cv2.putText(final, str(int(r.integers(10, 99))), (470, 200), cv2.FONT_HERSHEY_SIMPLEX, 2.0, (30, 40, 150), 4,
+                cv2.LINE_AA)
+    return img, final, box
+
+
+def oracle(start: np.ndarray, final: np.ndarray, box) -> list[np.ndarray]:
+    """The answer wiped in from left to right over the middle of the video, then held."""
+    x0, y0, x1, y1 = box
+    out = []
+    for i in range(N):
+        u = np.clip((i / (N - 1) - 0.25) / 0.5, 0, 1)
+        f = start.copy()
+        xe = int(x0 + u * (x1 - x0))
+        f[y0:y1, x0:xe] = final[y0:y1, x0:xe]
+        out.append(f)
+    return out
+
+
+def h264(frames: list[np.ndarray]) -> list[np.ndarray]:
+    from vreason.frames import write_video
+    from vreason.frames.video import iter_frames
+
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "clip.mp4")
+        write_video(path, [np.ascontiguousarray(f) for f in frames], fps=16)
+        return list(iter_frames(path))
+
+
+def run(frames: list[np.ndarray], start: np.ndarray, box):
+    frames, err = ft.prepare(h264(frames), CFG)
+    assert err is None
+    free = box_mask(start.shape[:2], [box], pad=6)
+    return explain_video(frames, np.arange(len(frames)) / 16, start, lambda i, f: (start, free))
+
+
+def camera(frames: list[np.ndarray], rot: float, zoom: float, flicker: float, r: np.random.Generator):
+    import cv2
+
+    h, w = frames[0].shape[:2]
+    out = []
+    for i, f in enumerate(frames):
+        z = 1 + zoom * i / (len(frames) - 1)
+        m = cv2.getRotationMatrix2D((w / 2, h / 2), rot, z)
+        g = cv2.warpAffine(f, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        k = 1 + flicker * float(r.uniform(-1, 1))
+        out.append(np.clip(g.astype(np.float32) * k, 0, 255).astype(np.uint8))
+    return out
+
+
+def letterbox(frames: list[np.ndarray], colour, pad: int) -> list[np.ndarray]:
+    out = []
+    for f in frames:
+        g = np.zeros((f.shape[0] + 2 * pad, f.shape[1], 3), np.uint8)
+        g[:] = colour
+        g[pad:pad + f.shape[0]] = f
+        out.append(g)
+    return out
+
+
+@pytest.mark.parametrize("draw", range(3))
+def test_the_oracle_and_honest_cameras_are_explained(draw):
+    r = rng(10 + draw)
+    start, final, box = scene(r)
+    frames = oracle(start, final, box)
+    ex = run(frames, start, box)
+    assert ex.ok, ex.as_json()
+    assert ex.full_checks < len(frames), "frames that did not change since an explained frame are not re-checked"
+    rot, zoom, flick = float(r.uniform(-2, 2)), float(r.uniform(-0.05, 0.05)), float(r.uniform(0.01, 0.03))
+    ex = run(camera(frames, rot, zoom, flick, r), start, box)
+    assert ex.ok, (rot, zoom, flick, ex.as_json())
+    colour = [int(v) for v in r.integers(0, 256, 3)]
+    ex = run(letterbox(frames, colour, int(r.integers(20, 80))), start, box)
+    assert ex.ok, (colour, ex.as_json())
+
+
+@pytest.mark.parametrize("draw", range(4))
+def test_a_mark_outside_the_free_box_is_unexplained_from_its_frame(draw):
+    import cv2
+
+    r = rng(20 + draw)
+    start, final, box = scene(r)
+    frames = oracle(start, final, box)
+    free = box_mask(start.shape[:2], [box], pad=20)
+    while True:  # a place outside the free box
+        x, y, s = int(r.integers(10, 600)), int(r.integers(10, 330)), int(r.integers(8, 30))
+        if not free[y:y + s, x:x + s].any():
+            break
+    colour = tuple(int(v) for v in r.integers(0, 256, 3))
+    opacity = float(r.uniform(0.4, 1.0))
+    k = int(r.integers(N // 4, N - 2))
+    for i in range(k, N):
+        layer = frames[i].copy()
+        cv2.rectangle(layer, (x, y), (x + s, y + s), colour, int(r.integers(1, 4)) if r.random() < 0.5 else -1)
+        frames[i] = cv2.addWeighted(layer, opacity, frames[i], 1 - opacity, 0)
+    before = frames[k - 1]
+    if unchanged(frames[k], before)[0]:
+        pytest.skip("the drawn mark is below the residual's detection floor (a faint colour on a like background)")
+    ex = run(frames, start, box)
+    assert not ex.ok
+    assert ex.unexplained[0].index >= k - 1  # never blamed before it appears (one frame of codec smear)
+
+
+def test_one_blank_frame_a_one_frame_copy_a_start_from_the_end_and_a_mirror_are_unexplained():
+    r = rng(30)
+    start, final, box = scene(r)
+    frames = oracle(start, final, box)
+    k = int(r.integers(5, N - 5))
+    blank = list(frames)
+    blank[k] = np.full_like(frames[k], int(r.integers(0, 256)))
+    ex = run(blank, start, box)
+    assert not ex.ok and ex.unexplained[0].index == k
+    copy = list(frames)
+    x0, y0, x1, y1 = changed_box(start, np.full_like(start, start[0, 0]), level=30)
+    patch = start[y0:y0 + 40, x0:x0 + 40]
+    g = copy[k].copy()
+    g[y0 + 60:y0 + 100, x0 + 60:x0 + 100] = patch
+    copy[k] = g
+    ex = run(copy, start, box)
+    assert not ex.ok and ex.unexplained[0].index == k
+    ex = run([final] * 4 + frames[4:], start, box)
+    assert not ex.ok and "first frame" in ex.reason
+    ex = run([f[:, ::-1] for f in frames], start, box)
+    assert not ex.ok and "first frame" in ex.reason
+
+
+def test_unchanged_absorbs_exposure_and_sees_a_change():
+    r = rng(40)
+    start, final, box = scene(r)
+    brighter = np.clip(start.astype(np.float32) * 1.03, 0, 255).astype(np.uint8)
+    assert unchanged(brighter, start)[0]
+    assert not unchanged(final, start)[0]
