@@ -39,14 +39,17 @@ OPENCV_DOC = os.path.join(ROOT, ".cache", "opencv-doc", "usr", "share", "doc", "
 def opencv_samples() -> dict[str, str]:
     """OpenCV's own sample media (Debian's opencv-doc, fetched by the test set-up, never committed):
     name → path, e.g. ``box.mp4`` (H.264, declares 456 frames, 455 decode), ``cup.mp4``, ``Megamind.avi``
-    (MPEG-4), ``tree.avi`` (Cinepak, declares 444, 68 decode), ``vtest.avi`` (MS-MPEG4), ``sudoku.png``."""
+    (MPEG-4), ``tree.avi`` (Cinepak, declares 444, 68 decode), ``vtest.avi`` (MS-MPEG4), ``sudoku.png``,
+    ``digits.png`` (5000 handwritten digits), ``imageTextN.png`` / ``imageTextR.png`` (a printed page, upright
+    and turned)."""
     import subprocess
 
     if not os.path.exists(os.path.join(OPENCV_DOC, "examples", "data", "vtest.avi")):
         subprocess.run([os.path.join(ROOT, "tests", "fetch_opencv_doc.sh")], check=True)
     data = os.path.join(OPENCV_DOC, "examples", "data")
     html = os.path.join(OPENCV_DOC, "opencv4", "html")
-    out = {n: os.path.join(data, n) for n in ("Megamind.avi", "tree.avi", "vtest.avi", "sudoku.png")}
+    out = {n: os.path.join(data, n) for n in ("Megamind.avi", "tree.avi", "vtest.avi", "sudoku.png", "digits.png",
+                                              "imageTextN.png", "imageTextR.png")}
     out.update({n: os.path.join(html, n) for n in ("box.mp4", "cup.mp4")})
     for name, path in out.items():
         assert os.path.exists(path), f"opencv-doc sample {name} missing at {path}"

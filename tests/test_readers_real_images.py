@@ -1,0 +1,278 @@
+"""The TiViBench readers on real imagery (issue 24, principle 6), not only on our renderings.
+
+Real media come only from Debian's opencv-doc (fetched by the test set-up, never committed): 5000 real
+handwritten digits (``digits.png``, see ``tests/handwriting.py``), a newspaper sudoku photo and a printed
+page, upright and turned (``imageTextN.png`` / ``imageTextR.png``). Real content is composed into each
+reader's input by principle, every random choice (which sample of a digit, its size, place, slant of the
+line, ink colour, the mark's wobble) drawn from ``VREASON_ADV_SEED``:
+
+* handwritten digits written into the blank cells of a suite-rendered sudoku and of the real photo;
+* a handwritten number written after "=" of an arithmetic line;
+* a hand-drawn loop (ellipse or squarish) in red round one option of a rendered multiple-choice sheet;
+* handwritten numbers written into the blank cells of a number sequence;
+* real printed text lines through the OCR line reader (detection + recognition) and line by line.
+
+The floors asserted are just below what was measured on many seeds (numbers in each test's docstring and
+in docs/suite_validity.md, "Real images"); a wrong handwritten answer must fail in every case. Needs the
+``ocr`` extra.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+
+import numpy as np
+import pytest
+
+from handwriting import Digits, hand_loop, write, write_number
+from vreason.synth.base import RenderConfig
+from vreason.synth.suite import make_instance
+from vreason.verify import gridread
+from vreason.verify import ocr as ocrmod
+from vreason.verify.checks import CheckEnv, get_check
+from vreason.verify.sudoku import read_grid
+
+CFG = RenderConfig()
+SEED = int(os.environ.get("VREASON_ADV_SEED") or 0)
+
+
+def rng_for(*key: int) -> np.random.Generator:
+    return np.random.default_rng([SEED, *key])
+
+
+def ink_colour(rng: np.random.Generator) -> tuple[int, int, int]:
+    """A dark pen: black, blue-black, brown-black…"""
+    return tuple(int(v) for v in rng.integers(10, 90, 3))  # type: ignore[return-value]
+
+
+@pytest.fixture(scope="module")
+def env():
+    eng = ocrmod.get_ocr()
+    assert eng is not None, "the ocr extra (rapidocr) must be installed for these tests"
+    return CheckEnv(ocr=eng)
+
+
+@pytest.fixture(scope="module")
+def digits(opencv_samples):
+    return Digits(opencv_samples["digits.png"])
+
+
+def rgb(path: str) -> np.ndarray:
+    import cv2
+
+    img = cv2.imread(path, cv2.IMREAD_COLOR)
+    assert img is not None, path
+    return cv2.cvtColor(img, cv2.COLOR_BGR2RGB)
+
+
+def tivi(inst):
+    from pydantic import TypeAdapter
+
+    from vreason.verify.annotations import MetricParams
+
+    return TypeAdapter(MetricParams).validate_python(inst.state["tivibench"]["metric"])
+
+
+def run(check, frame, params, env):
+    return get_check(check).fn([frame], [0.0], None, params, env)
+
+
+# ------------------------------------------------------------------ sudoku: handwriting in a rendered grid
+def test_handwritten_digits_in_a_rendered_sudoku(env, digits):
+    """The solution's digits handwritten (one real sample each, 55–75% of the cell, off-centre by up to 8%)
+    into the 30 blank cells of a suite 9×9 grid. Measured before the line-margin regrow: 177/180 (6 seeds);
+    after: 30/30 on most seeds, ≥ 28/30 on every one of 10 seeds. Floor: 26/30, every printed given right,
+    and one cell written with a wrong digit is reported as exactly that cell."""
+    from vreason.synth.families.sudoku.family import cell_rect
+
+    rng = rng_for(1)
+    inst = make_instance("sudoku", "hard", 0, int(rng.integers(10 ** 6)), CFG)
+    st, p = inst.state, tivi(inst)
+    n, sol, cs = st["n"], st["solution"], st["layout"]["cell"]
+    blanks = [(r, c) for r in range(n) for c in range(n) if not st["puzzle"][r][c]]
+    wrong_at = blanks[int(rng.integers(len(blanks)))]
+    ink = ink_colour(rng)
+    img = inst.first_frame.copy()
+    for r, c in blanks:
+        x0, y0, x1, y1 = cell_rect(st, r, c)
+        v = sol[r][c] % n + 1 if (r, c) == wrong_at else sol[r][c]
+        centre = ((x0 + x1) / 2 + rng.uniform(-0.08, 0.08) * cs, (y0 + y1) / 2 + rng.uniform(-0.08, 0.08) * cs)
+        write(img, digits.glyph(v, rng), centre, int(cs * rng.uniform(0.55, 0.75)), ink)
+    res = run("sudoku", img, p, env)
+    assert res.passed is False  # the one wrong digit
+    read = {(r, c): v for r, c, v, _ in res.details["wrong_cells"]}
+    assert wrong_at in read, res.details["wrong_cells"]
+    assert all(st["puzzle"][r][c] == 0 for r, c in read), f"a printed given misread: {res.details['read']}"
+    written = {(r, c): sol[r][c] % n + 1 if (r, c) == wrong_at else sol[r][c] for r, c in blanks}
+    right = sum(read.get(rc, sol[rc[0]][rc[1]]) == v for rc, v in written.items())
+    assert right >= 26, (right, res.details["wrong_cells"])
+
+
+# ------------------------------------------------------------------ sudoku: handwriting in the real photo
+def test_handwritten_digits_in_the_real_sudoku_photo(env, digits, opencv_samples):
+    """30 of the photo's 55 blank cells, twice, filled with random handwritten digits laid on the paper
+    (the ink multiplies the photo, so its dim light and vignetting stay on it), placed through the grid's
+    perspective. Measured: 130/150 before the line-margin regrow (a 7's bar written close under a grid line
+    was cut off as line margin: read as 1), 227/240 after (8 seeds, ≥ 27/30 each); the misses are a 7 whose
+    bar touches the line, and loops OCR reads as letters (an 8 as P, a 2 as α). Floor: 53/60; the 51
+    printed cells all right."""
+    import cv2
+
+    from test_sudoku_real_photo import PHOTO_GRID
+
+    photo = rgb(opencv_samples["sudoku.png"])
+    corners, how = gridread.find_grid(photo)
+    assert how == "contour"
+    side = 9 * 48
+    to_photo = cv2.getPerspectiveTransform(np.array([[0, 0], [side, 0], [side, side], [0, side]], np.float32),
+                                           corners.astype(np.float32))
+    blanks = [(r, c) for r in range(9) for c in range(9) if not PHOTO_GRID[r][c]]
+    right = total = 0
+    for k in range(2):
+        rng = rng_for(2, k)
+        img, want = photo.copy(), [row[:] for row in PHOTO_GRID]
+        ink = ink_colour(rng)
+        pick = [blanks[i] for i in rng.choice(len(blanks), 30, replace=False)]
+        for r, c in pick:
+            v = int(rng.integers(1, 10))
+            want[r][c] = v
+            jx, jy = rng.uniform(-0.08, 0.08, 2)
+            pts = np.array([[[(c + 0.5 + jx) * 48, (r + 0.5 + jy) * 48], [(c + 0.5) * 48, r * 48],
+                             [(c + 0.5) * 48, (r + 1) * 48]]], np.float32)
+            q = cv2.perspectiveTransform(pts, to_photo)[0]
+            cell_h = float(np.linalg.norm(q[2] - q[1]))
+            write(img, digits.glyph(v, rng), (float(q[0][0]), float(q[0][1])), int(cell_h * rng.uniform(0.55, 0.75)),
+                  ink)
+        grid_corners, _ = gridread.find_grid(img)
+        read, _ = read_grid(gridread.warp(img, grid_corners, 9, 48), 9, env.ocr)
+        printed = [(r, c) for r in range(9) for c in range(9) if (r, c) not in pick]
+        assert all(read[r][c] == want[r][c] for r, c in printed), read
+        right += sum(read[r][c] == want[r][c] for r, c in pick)
+        total += len(pick)
+    assert right >= 53, f"{right}/{total} handwritten digits read"
+
+
+# ------------------------------------------------------------------ math: a handwritten answer after "="
+def test_handwritten_answer_after_equals(env, digits):
+    """The answer handwritten after the rendered "lhs =" (digits 80–110% of the font size, each off the
+    line by up to 6%, a little apart): read from the annotated line region. Measured: 21/21 lines (seeds
+    0–20); without the region (detection over the frame) 20/21 (a blotted 6 not detected). Floor: 5/6
+    right answers pass; a wrong handwritten answer fails on all 3."""
+    ok = 0
+    for k in range(9):
+        rng = rng_for(3, k)
+        inst = make_instance("arithmetic", ("easy", "medium", "hard")[k % 3], 0, int(rng.integers(10 ** 6)), CFG)
+        st, p = inst.state, tivi(inst)
+        answer = st["answer"] if k < 6 else str(int(st["answer"]) + int(rng.integers(1, 9)))
+        img = inst.first_frame.copy()
+        write_number(img, digits, answer, rng, st["ans_x"] + rng.uniform(0, 0.3) * st["size"], st["y"],
+                     int(st["size"] * rng.uniform(0.8, 1.1)), ink_colour(rng))
+        res = run("math", img, p, env)
+        if k < 6:
+            ok += bool(res.passed)
+        else:
+            assert res.passed is False, res.details
+    assert ok >= 5, ok
+
+
+# ------------------------------------------------------------------ mcq: a hand-drawn loop round an option
+def test_hand_drawn_loop_marks_one_option(env):
+    """A red loop drawn by hand (wobbling outline, overlapping ends, stroke 2–4 px ±30%) round the right
+    option of a rendered sheet, an ellipse or a squarish loop: identified by the annotated option boxes and,
+    without them, by the letter OCR reads inside. Measured: 24/24 sheets both ways (seeds 0–23). Floor: all
+    4 by position, 3/4 by OCR; a loop round a wrong option fails."""
+    by_ocr = 0
+    for k in range(4):
+        rng = rng_for(4, k)
+        inst = make_instance("choice", ("easy", "medium", "hard")[k % 3], 0, int(rng.integers(10 ** 6)), CFG)
+        st, p = inst.state, tivi(inst)
+        red = (int(rng.integers(180, 236)), int(rng.integers(0, 50)), int(rng.integers(0, 50)))
+        kind = ("ellipse", "box")[k % 2]
+        img = inst.first_frame.copy()
+        hand_loop(img, st["layout"]["boxes"][st["correct"]], rng, red, rng.uniform(2, 4), kind)
+        res = run("mcq", img, p, env)
+        assert res.passed is True, res.details
+        by_ocr += bool(run("mcq", img, p.model_copy(update={"option_boxes": {}}), env).passed)
+        other = inst.first_frame.copy()
+        hand_loop(other, st["layout"]["boxes"][(st["correct"] + 1 + k % 3) % 4], rng, red, rng.uniform(2, 4), kind)
+        assert run("mcq", other, p, env).passed is False
+    assert by_ocr >= 3, by_ocr
+
+
+# ------------------------------------------------------------------ sequence: handwritten numbers in cells
+def test_handwritten_numbers_in_sequence_cells(env, digits):
+    """The missing items of a rendered number sequence handwritten into their cells (the "?" wiped; digits
+    40–55% of the cell, the number centred). Measured: 18/20 sequences fully right on seeds 0–19 (a 64
+    read as 44, a 5 as S). Floor: 2/3 sequences fully right and at most one handwritten item misread."""
+    from vreason.synth.families.numseq.family import CELL_BG, cell_rect
+
+    seqs = items = items_ok = 0
+    for k in range(3):
+        rng = rng_for(5, k)
+        inst = make_instance("numseq", ("easy", "medium", "hard")[k % 3], 0, int(rng.integers(10 ** 6)), CFG)
+        st, p = inst.state, tivi(inst)
+        img, ink = inst.first_frame.copy(), ink_colour(rng)
+        for i in st["missing"]:
+            x0, y0, x1, y1 = cell_rect(st, i)
+            img[y0 + 4:y1 - 4, x0 + 4:x1 - 4] = CELL_BG
+            text, h = str(st["values"][i]), int((y1 - y0) * rng.uniform(0.4, 0.55))
+            write_number(img, digits, text, rng, (x0 + x1) / 2, (y0 + y1) / 2, h, ink, align="centre")
+        res = run("sequence", img, p, env)
+        seqs += bool(res.passed)
+        items += len(st["missing"])
+        items_ok += sum(res.details["read"][i] == p.expected[i] for i in st["missing"])
+    assert seqs >= 2 and items_ok >= items - 1, (seqs, items_ok, items)
+
+
+# ------------------------------------------------------------------ printed text lines
+PAGE = """technical details are too complex to cover in the book itself.
+In teaching our courses, we have found it useful for the students to attempt a number of
+small implementation projects, which often build on one another, in order to get them used to
+working with real-world images and the challenges that these present. The students are then
+asked to choose an individual topic for each of their small-group, final projects. (Sometimes
+these projects even turn into conference papers!) The exercises at the end of each chapter
+contain numerous suggestions for smaller mid-term projects, as well as more open-ended
+problems whose solutions are still active research topics. Wherever possible, I encourage
+students to try their algorithms on their own personal photographs, since this better motivates
+them, often leads to creative variants on the problems, and better acquaints them with the
+variety and complexity of real-world imagery.
+In formulating and solving computer vision problems, I have often found it useful to draw
+inspiration from three high-level approaches:""".split("\n")
+"""imageTextN.png's 13 lines, typed off the image (the same page as imageTextR.png)."""
+
+
+def words_in_order(read: list[str], truth: list[str]) -> float:
+    """The fraction of the true words read, in order (longest matching blocks of the word sequences)."""
+    a, b = " ".join(read).split(), " ".join(truth).split()
+    m = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return sum(bl.size for bl in m.get_matching_blocks()) / len(b)
+
+
+@pytest.mark.parametrize("name", ["imageTextN.png", "imageTextR.png"])
+def test_printed_page_through_the_line_reader(env, opencv_samples, name):
+    """Detection + recognition (``OcrEngine.lines``, the reader behind the math and sequence checks without
+    a region) on a real printed page, upright and turned ~5°. Measured: upright 1.000 of the words in
+    order; turned 0.898 before reading order followed the text's slant (lines' upright boxes interleave,
+    so line 2 came after line 4), 1.000 after. Floor: 0.97 of the words in order, 13 lines."""
+    lines = env.ocr.lines(rgb(opencv_samples[name]))
+    assert len(lines) == len(PAGE), [t for _, t, _ in lines]
+    assert words_in_order([t for _, t, _ in lines], PAGE) >= 0.97, [t for _, t, _ in lines]
+
+
+def test_printed_lines_one_by_one(env, opencv_samples):
+    """Each line of the upright page cut out by its ink rows and recognised alone (``OcrEngine.read``, the
+    reader behind the region path of the math check). Measured: 0.988 of the words (one "still active" read
+    as "stllactive"). Floor: 0.95; the 13 lines found."""
+    page = rgb(opencv_samples["imageTextN.png"])
+    rows = np.flatnonzero(ocrmod.ink_mask(page).sum(axis=1) > 2)
+    runs = np.split(rows, np.flatnonzero(np.diff(rows) > 1) + 1)
+    texts = []
+    for r in runs:
+        if len(r) < 6:
+            continue
+        y0, y1 = int(r[0]), int(r[-1]) + 1
+        xs = np.flatnonzero(ocrmod.ink_mask(page[y0:y1]).any(axis=0))
+        texts.append(env.ocr.read(page[max(0, y0 - 3):y1 + 3, max(0, xs[0] - 3):xs[-1] + 4])[0])
+    assert len(texts) == len(PAGE)
+    assert words_in_order(texts, PAGE) >= 0.95, texts
