@@ -1,7 +1,7 @@
 """Odd-one-out's scene (issue 24): every frame is the board as it started, plus at most one red mark around
 one cell.
 
-The red pixels a frame shows (the verifier's own red mask) are assigned to the cell they are nearest; the cell
+The red pixels a frame shows (a looser red than the answer check's) are assigned to the cell they are nearest; the cell
 with the most is the marked one, and only there, in the ring around that cell (from just outside its shape to
 an eighth of a cell beyond it) and within 3 px of a red pixel, may the frame differ from the start image (the
 mark in any honest stroke, with its antialiased and chroma-smeared edge). A mark elsewhere, a second box, a
@@ -17,12 +17,16 @@ import numpy as np
 OUTER = 0.62
 """The ring reaches this far from the cell's centre (in cells; the neighbours' shapes start at 0.67)."""
 MARK_PAD_PX = 3
+RED_HUE, RED_S, RED_V = 15, 60, 60
+"""Red for the scene: looser than the answer check's (hue ±10, S ≥ 110, V ≥ 80): the first short piece of a
+traced box, blurred by a half-size H.264 (crf 35) and a colour shift, is pink, not the check's red."""
 
 
 def make_scene(state: dict[str, Any], start: np.ndarray, final: np.ndarray) -> Any:
     import cv2
 
-    from vreason.synth.families.oddoneout.family import _cell_rect, _red_mask
+    from vreason.synth import frametools as ft
+    from vreason.synth.families.oddoneout.family import _cell_rect
     from vreason.verify.explain import Scene
 
     h, w = start.shape[:2]
@@ -41,7 +45,7 @@ def make_scene(state: dict[str, Any], start: np.ndarray, final: np.ndarray) -> A
     k = np.ones((2 * MARK_PAD_PX + 1, 2 * MARK_PAD_PX + 1), np.uint8)
 
     def expect(i: int, frame: np.ndarray):
-        red = _red_mask(frame)
+        red = ft.hue_mask(ft.hsv(frame), 0, RED_HUE, RED_S, RED_V)
         if not red.any():
             return start, None
         counts = np.bincount(nearest[red], minlength=rows * cols)
