@@ -46,17 +46,10 @@ def _background(state: dict[str, Any], cfg: RenderConfig) -> np.ndarray:
 
 
 def _render(state: dict[str, Any], positions: np.ndarray, cfg: RenderConfig) -> list[np.ndarray]:
-    import cv2
+    from vreason.synth.families.gravity.scene import render_ball
 
     bg = _background(state, cfg)
-    color = tuple(int(c) for c in state["ball_color"])
-    rad = int(round(state["r"] * 16))
-    out = []
-    for x, y in positions:
-        fr = bg.copy()
-        cv2.circle(fr, (int(round(x * 16)), int(round(y * 16))), rad, color, -1, cv2.LINE_AA, 4)
-        out.append(fr)
-    return out
+    return [render_ball(bg, state, float(x), float(y)) for x, y in positions]
 
 
 def _params(rng: np.random.Generator, difficulty: str, cfg: RenderConfig) -> dict[str, Any]:
@@ -146,6 +139,13 @@ class Gravity(TaskFamily):
         pos[:, 1] = np.linspace(st["start"][1], st["r"] + 2, n)
         return _render(st, pos, cfg)
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig):
+        """Every frame is the sky, the floor and the ball at the position parsed from it (see
+        :mod:`vreason.synth.families.gravity.scene`)."""
+        from vreason.synth.families.gravity.scene import make_scene
+
+        return make_scene(state, cfg)
+
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
         from vreason.synth.base import frame_times
@@ -158,6 +158,8 @@ class Gravity(TaskFamily):
         frames, bad = ft.usable(frames, cfg)
         if bad is not None:
             return bad
+        # the scene (issue 24) is not yet a check here: a 2-px per-frame shake is misaligned on this scene
+        # (one horizontal line) and fails it (tests/test_synth_adversarial.py gravity-medium-shake2px)
         # the scene has only horizontal edges (the floor): a shake is undone vertically
         frames, shifts = ft.stabilise(frames, _background(state, cfg), axes="y")
         track = track_ball(frames, state)
