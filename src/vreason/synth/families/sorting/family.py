@@ -80,11 +80,15 @@ class Sorting(TaskFamily):
     version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
     directional = True
     process_rule = True
-    decode_scale = 1.0
-    """The scorer decodes at the render size: the bar tracking works at a quarter of the canvas, but the scene
-    explains every pixel (issue 24), and a picture decoded at a quarter and enlarged back carries the codec's
-    noise in 4×4 blocks, which the temporal residual against the first frame does not absorb (measured:
-    every honest P5 variant of seed 5 failed at 0.25)."""
+    decode_scale = 0.25
+    """Verification works at this fraction of the canvas; the scorer may decode at that size. With
+    :attr:`scene_check` on, use 1.0: a quarter-size decode enlarged back leaves codec noise in 4×4 blocks that the
+    scene's temporal residual does not absorb (every honest P5 case of bench seed 5 failed at 0.25)."""
+
+    scene_check = False
+    """Whether verify adds the every-frame ``scene`` check (issue 24). Off for now: honest variants still fail it
+    (a 2-px per-frame shake now and then; 2–6 of 6 P5 bench cases per seed: the shelf end's codec noise and
+    bar feet against the first frame, the temporal residual; a first frame under a 0.7° rotation)."""
 
     def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
         n, k = _LEVELS[difficulty]
@@ -209,12 +213,13 @@ class Sorting(TaskFamily):
         obs, extra = sc.observe(f, bars, g)
         a = sc.analyse(obs, extra, t, bars, g, h, list(state["initial"]))
         checks, reasons = a["checks"], a["reasons"]
-        full, bad = ft.usable(raw, cfg)
-        if bad is None:  # every frame explained at the render size (the decoded size's softness rendered too)
-            fh, fw = frames[0].shape[:2]  # the picture as decoded, letterbox cropped
-            ft.explain_check(self, full, t, {**state, "decoded_size": [fw, fh]}, cfg, checks, ev)
-            if not checks["scene"]:
-                reasons.append(str(ev["scene"].get("reason") or "a frame is not explained by the scene"))
+        if self.scene_check:  # every frame explained at the render size (a small decode's softness rendered too)
+            full, bad = ft.usable(raw, cfg)
+            if bad is None:
+                fh, fw = frames[0].shape[:2]  # the picture as decoded, letterbox cropped
+                ft.explain_check(self, full, t, {**state, "decoded_size": [fw, fh]}, cfg, checks, ev)
+                if not checks["scene"]:
+                    reasons.append(str(ev["scene"].get("reason") or "a frame is not explained by the scene"))
         final = a["final"]
         k0 = inversions(list(state["initial"]))
         progress = 0.0 if final is None else max(0.0, 1 - inversions(list(final)) / max(k0, 1))
