@@ -95,8 +95,10 @@ def _scaled(m: np.ndarray, s: float) -> np.ndarray:
     return out
 
 
-def _ecc(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray) -> tuple[np.ndarray, float] | None:
-    """ECC affine warp mapping ref coordinates to frame coordinates (OpenCV's convention), coarse to fine."""
+def _ecc(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray,
+         mask: np.ndarray | None = None) -> tuple[np.ndarray, float] | None:
+    """ECC affine warp mapping ref coordinates to frame coordinates (OpenCV's convention), coarse to fine;
+    ``mask``: the reference's pixels to match (e.g. what never changes in the scene)."""
     import cv2
 
     warp = init.astype(np.float32)
@@ -109,8 +111,9 @@ def _ecc(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray) -> tuple[np.n
         r = cv2.resize(ref_g, (w, h), interpolation=cv2.INTER_AREA)
         f = cv2.resize(frame_g, (w, h), interpolation=cv2.INTER_AREA)
         wl = _scaled(warp, 1 / level).astype(np.float32)
+        m = None if mask is None else cv2.resize(mask.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST)
         try:
-            cc, wl = cv2.findTransformECC(r, f, wl, cv2.MOTION_AFFINE, crit, None, 5)
+            cc, wl = cv2.findTransformECC(r, f, wl, cv2.MOTION_AFFINE, crit, m, 5)
         except cv2.error:
             return None
         warp = _scaled(wl, level).astype(np.float32)
@@ -212,12 +215,14 @@ def _median_rows(hist: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
-    """y ≈ a·x + b (integer levels 0..255), fitted on the median observation of each reference level (levels
-    binned by 4, a level counting when it holds ≥ 20 observations and ≥ 0.2% of them and its median is not
-    clipped at 0–1 or 254–255; weight √count): what a frame changed is a minority of its level and drops out. Two levels ≥ 40 apart give
-    gain and offset; a scene of one usable level (a light page with thin text) gives the offset alone (gain 1);
-    an implausible fit (gain outside 0.6..1.6, offset beyond ±60) falls back to the offset alone. None when no
-    level is usable. Medians come from per-bin histograms (linear time)."""
+    """y ≈ a·x + b (integer levels 0..255), fitted on the median observation of each reference level.
+
+    Levels are binned by 4; a level counts when it holds ≥ 20 observations and ≥ 0.2% of them and its median
+    is not clipped at 0–1 or 254–255 (weight √count): what a frame changed is a minority of its level and
+    drops out. Two levels ≥ 40 apart give gain and offset; a scene of one usable level (a light page with thin
+    text) gives the offset alone (gain 1); an implausible fit (gain outside 0.6..1.6, offset beyond ±60)
+    falls back to the offset alone. None when no level is usable. Medians come from per-bin histograms
+    (linear time)."""
     x, y = x.astype(np.int64), y.astype(np.int64)
     if x.size < 100:
         return None

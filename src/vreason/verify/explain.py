@@ -53,7 +53,13 @@ MARGIN = MAX_BLOB + 4
 """Pixels of context around the changed blocks a frame is re-checked in: the residual's 5×5 patches, the
 chroma's 4×4 averaging, an edge's range, and enough of whatever touches the change that a blob growing a
 little in every frame (a stroke drawn slowly) is measured longer than :data:`MAX_BLOB`."""
-GAIN_SAMPLES = 40_000
+GAIN_SAMPLES = 100_000
+SOFT_SCALES = (1.0, 0.75, 0.5, 0.35)
+"""A video decoded (or made) below the render size and enlarged back is softer than the rendering: the first
+frame picks the one of these resamplings (area down to this share, bilinear back up — what the scorer's
+preparation does) that leaves it the least residual, and every expected picture is softened alike."""
+STILL_PX = 0.75
+"""A camera whose last frame moved less than this (px at the corners) against the first is taken as still."""
 """Pixels used to fit a frame's gain and offset (a regular subsample; two numbers per channel)."""
 
 
@@ -141,25 +147,83 @@ def _warp(frame: np.ndarray, frame_to_ref: np.ndarray, size: tuple[int, int]) ->
     return out, _inner((h, w), max(BORDER_PX, int(np.ceil(moved)) + 1))
 
 
+def _soften(img: np.ndarray, s: float) -> np.ndarray:
+    import cv2
+
+    if s >= 1.0:
+        return img
+    h, w = img.shape[:2]
+    small = cv2.resize(img, (max(2, round(w * s)), max(2, round(h * s))), interpolation=cv2.INTER_AREA)
+    return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def _softened(expect: Expect, s: float) -> Expect:
+    """``expect`` with its pictures softened (:func:`_soften`; the last one cached: families that expect one
+    picture for many frames soften it once)."""
+    cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def wrapped(i: int, frame: np.ndarray):  # noqa: ANN202
+        got = expect(i, frame)
+        if isinstance(got, str):
+            return got
+        pic, free = got
+        hit = cache.get(id(pic))
+        if hit is None or hit[0] is not pic:
+            hit = (pic, _soften(pic, s))
+            cache.clear()
+            cache[id(pic)] = hit
+        return hit[1], free
+
+    return wrapped
+
+
 def _grey0(frame: np.ndarray) -> np.ndarray:
     import cv2
 
     return cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
 
 
-def _relative(frame: np.ndarray, first_grey: np.ndarray, init: np.ndarray | None = None) -> np.ndarray | None:
+def _relative(frame: np.ndarray, first_grey: np.ndarray, init: np.ndarray | None = None,
+              mask: np.ndarray | None = None) -> np.ndarray | None:
     """The similarity mapping ``frame``'s pixels onto the video's first frame (ECC, coarse to fine, from
     ``init`` or the identity): two frames of one camera and one codec align far more precisely than a frame and
-    a rendering. None when ECC does not converge or the move is not a plausible camera's."""
+    a rendering. ``mask``: the first frame's pixels the task never changes (what moved must not pull the camera).
+    None when ECC does not converge or the move is not a plausible camera's."""
     from vreason.verify import align as al
 
     h, w = first_grey.shape
     start = _IDENT if init is None else init
-    got = al._ecc(_grey0(frame), first_grey.copy(), al._invert(start))  # OpenCV's ECC: first → frame
+    got = al._ecc(_grey0(frame), first_grey.copy(), al._invert(start), mask)  # OpenCV's ECC: first → frame
     if got is None:
         return None
     rel = al._invert(al._similar(got[0]))
     return rel if al._plausible(rel, (w, h)) else None
+
+
+def _still_mask(start: np.ndarray, final: np.ndarray | None, a0: np.ndarray) -> np.ndarray | None:
+    """The first frame's pixels where the start and the final picture agree (8 px from any change), in the first
+    frame's coordinates (``a0``: first frame → start); None without a final picture or when under 5% of it."""
+    import cv2
+
+    if final is None:
+        return None
+    same = (cv2.absdiff(start, final).max(axis=2) == 0).astype(np.uint8)
+    same = cv2.erode(same, np.ones((17, 17), np.uint8))
+    h, w = start.shape[:2]
+    mask = cv2.warpAffine(same, a0.astype(np.float64), (w, h), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP)
+    return mask if mask.mean() >= 0.05 else None
+
+
+def _declip(raw: np.ndarray, fixed: np.ndarray, expected: np.ndarray, gain: np.ndarray,
+            off: np.ndarray) -> np.ndarray:
+    """A clipped observation only bounds the true value: a channel at 254–255 (0–1) in the frame as decoded is
+    explained wherever the expected value is at least (at most) what the exposure maps to the clip, within 6
+    levels — a page brightened by 15% clips to white and is still the page."""
+    lo = (253.5 - off) / gain - 6
+    hi = (1.5 - off) / gain + 6
+    e = expected.astype(np.float32)
+    m = ((raw >= 254) & (e >= lo)) | ((raw <= 1) & (e <= hi))
+    return np.where(m, expected, fixed) if m.any() else fixed
 
 
 def _relative_of(m: np.ndarray, a0: np.ndarray) -> np.ndarray:
@@ -258,7 +322,9 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
             gain = gain_offset(geo, expected, valid, max_samples=GAIN_SAMPLES, flat=flat[1])
             if gains is not None:
                 gains[:] = list(gain)
-        fixed = undo_gain(g, *gain) if gain is not None else g
+        fixed = g
+        if gain is not None:
+            fixed = _declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
         fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob)
         if fc.explained:
             return fc
@@ -311,11 +377,29 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     if n == 0 or t.shape != (n,):
         return Explanation(False, "no frames to explain")
     inner = _inner((h, w), BORDER_PX)
+
+    soft = 1.0
+
+    def first_residual(a):  # noqa: ANN001, ANN202
+        nonlocal soft
+        raw = _warp(frames[0], a.warp, (w, h))[0]
+        got = []
+        for sc in SOFT_SCALES:  # the rendering softened as the first frame is: the least residual
+            ref = _soften(start, sc)
+            res = residual(_declip(raw, a.aligned, ref, a.gain, a.offset), ref, start_free, valid=a.valid & inner)
+            got.append((float(res.excess.sum(dtype=np.int64)), sc, res))
+        _, soft, best = min(got, key=lambda g: g[0])
+        return best
+
     a0 = align(frames[0], start, quick=True)
-    first = residual(a0.aligned, start, start_free, valid=a0.valid & inner)
+    first = first_residual(a0)
     if a0.method == "identity" and not first.explained(max_blob):  # moved after all: search the camera
         a0 = align(frames[0], start)
-        first = residual(a0.aligned, start, start_free, valid=a0.valid & inner)
+        first = first_residual(a0)
+    if soft != 1.0:
+        expect = _softened(expect, soft)
+        start = _soften(start, soft)
+        final = None if final is None else _soften(final, soft)
     if not a0.ok:
         return Explanation(False, "the first frame is not the task's scene: no camera move aligns it",
                            a0.as_json())
@@ -324,11 +408,14 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                                   f"unexplained at {list(first.blob_box or ())})", a0.as_json(),
                            [FrameCheck(0, False, first.largest_blob, first.blob_box)], 1)
     f0 = _grey0(frames[0])
-    end_rel = _relative(frames[-1], f0) if n > 1 else _IDENT
+    still = _still_mask(start, final, a0.warp)
+    end_rel = _relative(frames[-1], f0, mask=still) if n > 1 else _IDENT
+    if end_rel is not None and _moved_px(end_rel, _IDENT, (w, h)) < STILL_PX:
+        end_rel = _IDENT  # a camera that moved less than this is still (an edge's 1-px range absorbs it)
     end_warp = _compose(a0.warp, end_rel) if end_rel is not None else a0.warp
     span = float(t[-1] - t[0]) or 1.0
     ref0 = _Ref0(start, a0.aligned, a0.valid if a0.valid is not None else np.ones((h, w), bool)) if temporal else None
-    out = Explanation(True, "", a0.as_json())
+    out = Explanation(True, "", {**a0.as_json(), "softness": soft})
     ref_blocks: np.ndarray | None = None  # per 4×4 block, the mean of the picture as last explained
     ref_warp: np.ndarray | None = None
     gains: list = [None, None]  # the exposure last fitted (reused while it explains the frames)
@@ -348,7 +435,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         out.full_checks += 1
         if not fc.explained:
             # the camera may have moved otherwise than the interpolation: this frame against the first
-            rel = _relative(frames[i], f0, _relative_of(m, a0.warp))
+            rel = _relative(frames[i], f0, _relative_of(m, a0.warp), mask=still)
             alone = _compose(a0.warp, rel) if rel is not None else None
             if alone is not None and _moved_px(alone, m, (w, h)) > 0.3:
                 geo2, valid2 = _warp(frames[i], alone, (w, h))
