@@ -129,8 +129,16 @@ class Match3(TaskFamily):
             order = [int(v) for v in rng.permutation(len(order))]
         return render(st, clearing(st, order, cfg.n_frames))
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig) -> Any:
+        """Every frame parsed into the lines' scales and re-rendered (:mod:`.scene`)."""
+        from vreason.synth.families.match3.scene import scene
+
+        return scene(state, cfg)
+
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
+        from vreason.synth import frametools as ft
+        from vreason.synth.base import frame_times
         from vreason.verify.checks import CheckEnv
         from vreason.verify.tracking import presence
 
@@ -141,5 +149,15 @@ class Match3(TaskFamily):
         n_lines = len(state["lines"])
         left = [[bool(presence(f, o, CheckEnv())[0]) for o in params.objects] for f in end]
         held = all(not any(row[:n_lines]) and all(row[n_lines:]) for row in left)
-        return tc.result(metric, {"end_held": held}, {"end_presence": left},
-                         [] if held else [f"the end state does not hold over the last {draw.END_HOLD_S} s"])
+        checks: dict[str, bool] = {"end_held": held}
+        evidence: dict[str, Any] = {"end_presence": left}
+        prepared, bad = ft.usable(frames, cfg)
+        if bad is not None:
+            checks["scene"] = False
+            evidence["scene"] = bad.evidence
+        else:
+            ft.explain_check(self, prepared, frame_times(len(prepared), cfg, times), state, cfg, checks, evidence)
+        why = [] if held else [f"the end state does not hold over the last {draw.END_HOLD_S} s"]
+        if not checks.get("scene", True):
+            why.append(f"scene: {evidence['scene'].get('reason', '')}")
+        return tc.result(metric, checks, evidence, why)
