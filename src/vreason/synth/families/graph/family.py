@@ -217,8 +217,16 @@ class Graph(TaskFamily):
             route.append(cur)
         return render(st, walk(st, route, cfg.n_frames))
 
+    def scene(self, state: dict[str, Any], cfg: RenderConfig) -> Any:
+        """Every frame parsed into the token's position and re-rendered (:mod:`.scene`)."""
+        from vreason.synth.families.graph.scene import scene
+
+        return scene(state, cfg)
+
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
+        from vreason.synth import frametools as ft
+        from vreason.synth.base import frame_times
         from vreason.verify.colour import content, find, named_spec
         from vreason.verify.tracking import uniform_indices
 
@@ -231,5 +239,19 @@ class Graph(TaskFamily):
         token = np.pi * (TOKEN_R * state["spacing"] * w / state["canvas"][0]) ** 2 / (w * h)
         many = [i for i, f in enumerate(sampled) if len([b for b in find(f, named_spec("blue"))
                                                           if b.area >= 0.4 * token]) > 1]
-        return tc.result(metric, {"one_token": not many}, {"second_token_samples": many},
-                         [f"a second token in {len(many)} sampled frame(s)"] if many else [])
+        checks: dict[str, bool] = {"one_token": not many}
+        evidence: dict[str, Any] = {"second_token_samples": many}
+        why = [f"a second token in {len(many)} sampled frame(s)"] if many else []
+        prepared, unusable = ft.usable(frames, cfg)
+        try:
+            t = frame_times(len(prepared), cfg, times) if unusable is None else None
+        except ValueError as exc:
+            unusable = ft.zero(str(exc))
+        if unusable is not None or t is None:
+            checks["scene"] = False
+            evidence["scene"] = {"reason": (unusable.evidence if unusable else {}).get("reason", "")}
+        else:
+            ft.explain_check(self, prepared, t, state, cfg, checks, evidence)
+        if not checks["scene"]:
+            why.append(f"scene: {evidence['scene'].get('reason', '')}")
+        return tc.result(metric, checks, evidence, why)
