@@ -36,7 +36,7 @@ FAINT = 0.1
 """Mixing shares below this are codec noise on the fill, not a tile's edge."""
 INSET = 3
 """The grey fill's inset in its cell (as the family draws it); a whole tile covers 0.8 of the cell."""
-SNAP_WHOLE = 0.985
+SNAP_WHOLE = 0.995
 """A parsed scale this close to 1 is a whole tile (within a pixel of its edge)."""
 MIN_SCALE = 0.02
 """Below this scale a line is gone (as the render draws it)."""
