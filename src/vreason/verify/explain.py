@@ -379,16 +379,18 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     inner = _inner((h, w), BORDER_PX)
 
     soft = 1.0
+    first_fixed = frames[0]
 
     def first_residual(a):  # noqa: ANN001, ANN202
-        nonlocal soft
+        nonlocal soft, first_fixed
         raw = _warp(frames[0], a.warp, (w, h))[0]
         got = []
         for sc in SOFT_SCALES:  # the rendering softened as the first frame is: the least residual
             ref = _soften(start, sc)
-            res = residual(_declip(raw, a.aligned, ref, a.gain, a.offset), ref, start_free, valid=a.valid & inner)
-            got.append((float(res.excess.sum(dtype=np.int64)), sc, res))
-        _, soft, best = min(got, key=lambda g: g[0])
+            fixed = _declip(raw, a.aligned, ref, a.gain, a.offset)
+            res = residual(fixed, ref, start_free, valid=a.valid & inner)
+            got.append((float(res.excess.sum(dtype=np.int64)), sc, res, fixed))
+        _, soft, best, first_fixed = min(got, key=lambda g: g[0])
         return best
 
     a0 = align(frames[0], start, quick=True)
@@ -414,7 +416,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         end_rel = _IDENT  # a camera that moved less than this is still (an edge's 1-px range absorbs it)
     end_warp = _compose(a0.warp, end_rel) if end_rel is not None else a0.warp
     span = float(t[-1] - t[0]) or 1.0
-    ref0 = _Ref0(start, a0.aligned, a0.valid if a0.valid is not None else np.ones((h, w), bool)) if temporal else None
+    ref0 = _Ref0(start, first_fixed, a0.valid if a0.valid is not None else np.ones((h, w), bool)) if temporal else None
     out = Explanation(True, "", {**a0.as_json(), "softness": soft})
     ref_blocks: np.ndarray | None = None  # per 4×4 block, the mean of the picture as last explained
     ref_warp: np.ndarray | None = None
