@@ -92,6 +92,10 @@ class TaskFamily(ABC):
         (cells, pixels of the render config, seconds), so the same motion gets the same verdict at
         any frame rate and length."""
 
+    scene_check: ClassVar[bool] = True
+    """Whether the verdict includes the every-frame ``scene`` check (issue 24) when the family declares a
+    scene; off where honest variants still fail it (the scene stays declared, tested and measurable)."""
+
     def scene(self, state: dict[str, Any], cfg: RenderConfig) -> Any:
         """The family's :class:`vreason.verify.explain.Scene` (start image, per-frame re-rendering, free
         regions) when its verifier explains every frame; None when it does not (yet)."""

@@ -201,7 +201,10 @@ def explain_check(family: Any, frames: list[np.ndarray], times: Any, state: dict
                   checks: dict[str, bool], evidence: dict[str, Any]) -> None:
     """Add the family's every-frame explanation (:meth:`TaskFamily.explain`, issue 24) as the ``scene`` check
     (``evidence["scene"]``: the camera, frames checked, the first unexplained frames). ``frames`` are prepared
-    (:func:`usable`); ``times`` their seconds. A family without a scene adds nothing."""
+    (:func:`usable`); ``times`` their seconds. A family without a scene, or whose ``scene_check`` is off, adds
+    nothing."""
+    if not getattr(family, "scene_check", True):
+        return
     ex = family.explain(frames, times, state, cfg)
     if ex is None:
         return

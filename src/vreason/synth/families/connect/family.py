@@ -68,6 +68,9 @@ def _timeline(n: int) -> tuple[int, int]:
 @family
 class Connect(TaskFamily):
     name = "connect"
+    scene_check = False
+    """The scene (issue 24) is declared and tested, not yet part of the verdict: the oracle itself fails it on some
+    instances (a 42 px blob where a tip meets a dot), and 60 fps fast drawing."""
     version = "3"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11);
     # 3: no pair's dots share a row or a column
     directional = True

@@ -157,6 +157,9 @@ def walk(state: dict[str, Any], route: Sequence[int], n: int, span: tuple[float,
 @family
 class Graph(TaskFamily):
     name = "graph"
+    scene_check = False
+    """The scene (issue 24) is declared and tested, not yet part of the verdict: an honest heavy codec leaves a trail
+    behind the token, and a cut then also loses the half score."""
     version = "2"
     directional = True
     process_rule = True
@@ -252,6 +255,6 @@ class Graph(TaskFamily):
             evidence["scene"] = {"reason": (unusable.evidence if unusable else {}).get("reason", "")}
         else:
             ft.explain_check(self, prepared, t, state, cfg, checks, evidence)
-        if not checks["scene"]:
+        if not checks.get("scene", True):
             why.append(f"scene: {evidence['scene'].get('reason', '')}")
         return tc.result(metric, checks, evidence, why)

@@ -134,6 +134,9 @@ def _positions(path: list[tuple[int, int]], n: int) -> list[tuple[float, float]]
 @family
 class Maze(TaskFamily):
     name = "maze"
+    scene_check = False
+    """The scene (issue 24) is declared and tested, not yet part of the verdict: the oracle re-encoded at half size
+    with a colour shift fails it (wall edges)."""
     version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
     directional = True
     process_rule = True
