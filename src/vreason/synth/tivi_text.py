@@ -142,7 +142,7 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
         ev["hold_read"] = held.details
     else:
         checks["held"] = bool(last.passed)
-    if family is not None and checks["held"]:  # every frame of the window shows the last frame's picture
+    if family is not None and family.scene_check and checks["held"]:  # the window shows one picture
         from vreason.verify.explain import unchanged
 
         moved = [(int(j), blob) for j in window[:-1] for same, blob in [unchanged(frames[j], frames[-1])]

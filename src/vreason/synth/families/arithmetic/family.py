@@ -58,6 +58,9 @@ def render(state: dict[str, Any], cfg: RenderConfig, answer: str = "") -> np.nda
 @family
 class Arithmetic(TaskFamily):
     name = "arithmetic"
+    scene_check = False
+    """The scene (issue 24) is declared and tested, not yet part of the verdict: a 2-px per-frame camera shake and a
+    half-size picture still fail it on fresh draws (the interpolated camera)."""
     version = "1"
     directional = True
     process_rule = False

@@ -102,6 +102,9 @@ def cell_rect(state: dict[str, Any], r: int, c: int) -> tuple[int, int, int, int
 @family
 class Sudoku(TaskFamily):
     name = "sudoku"
+    scene_check = False
+    """The scene (issue 24) is declared and tested, not yet part of the verdict: a 2-px per-frame camera shake and a
+    half-size picture still fail it on fresh draws (the interpolated camera)."""
     version = "1"
     directional = True
     process_rule = False
