@@ -153,6 +153,9 @@ def _specs(rng: np.random.Generator, difficulty: str) -> tuple[str, dict[str, An
 @family
 class OddOneOut(TaskFamily):
     name = "oddoneout"
+    scene_check = False
+    """The scene (issue 24) is declared and tested, not yet part of the verdict: an honest exposure and hue change
+    (+15% with +6°, or −15%) still fails it on fresh draws (the per-channel gain)."""
     version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     directional = True
     process_rule = False

@@ -59,6 +59,9 @@ def _timeline(n: int) -> tuple[int, int, int]:
 @family
 class Symmetry(TaskFamily):
     name = "symmetry"
+    scene_check = False
+    """The scene (issue 24) is declared and tested, not yet part of the verdict: an honest exposure and hue change
+    (+15% with +6°, or −15%) still fails it on fresh draws (the per-channel gain)."""
     version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
     directional = True
     process_rule = False
