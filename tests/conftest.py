@@ -60,7 +60,7 @@ def opencv_samples() -> dict[str, str]:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--adv-full", action="store_true", default=False,
                      help="run the full adversarial matrix (every variant at every difficulty) instead of the "
-                          "default sample (at most 7 variants per family, drawn by the seed, at one difficulty each)")
+                          "default sample (at most 5 variants per family, drawn by the seed, at one difficulty each)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -72,9 +72,31 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["VREASON_ADV_FULL"] = "1"
 
 
+def run_seed() -> int:
+    """The run's seed (``VREASON_ADV_SEED``, drawn in :func:`pytest_configure` when not given): the same in every
+    pytest-xdist worker, printed in the summary."""
+    return int(os.environ.get("VREASON_ADV_SEED", "20261122"))
+
+
+def sampled_difficulty(family: str, difficulties: tuple[str, ...] | list[str], salt: str = "") -> str:
+    """The one difficulty of ``family`` that ``make test`` runs a per-difficulty test at, drawn by the run's seed
+    (every difficulty over runs; ``make test-all`` runs them all): the others are marked slow."""
+    import random
+
+    return random.Random(f"{run_seed()}:{salt}:{family}").choice(list(difficulties))
+
+
+def by_difficulty(family: str, difficulty: str, difficulties: tuple[str, ...] = ("easy", "medium", "hard"), *,
+                  salt: str = "", slow: bool = False) -> list:
+    """Marks of a (family, difficulty) test case: slow (``make test-all``) unless it is the run's
+    :func:`sampled_difficulty` of the family (``slow=True``: slow anyway)."""
+    keep = not slow and difficulty == sampled_difficulty(family, difficulties, salt)
+    return [] if keep else [pytest.mark.slow]
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     mode = ("full matrix" if os.environ.get("VREASON_ADV_FULL") == "1"
-            else "sampled (≤ 7 variants per family, one difficulty each)")
+            else "sampled (≤ 5 variants per family, one difficulty each)")
     seed = os.environ["VREASON_ADV_SEED"]
     return f"vreason adversarial seed: {seed} ({mode}); replay with VREASON_ADV_SEED={seed}"
 

@@ -102,8 +102,10 @@ def test_rpm_spacing():
         return starts
 
     starts = sorted(asyncio.run(go()))
-    gaps = [b - a for a, b in zip(starts, starts[1:], strict=False)]
-    assert all(g >= 0.09 for g in gaps), gaps
+    # The limiter schedules the k-th start at the first's time + k × 0.1 s; a task woken late (a busy machine) only
+    # records a later time, so a single gap may be short after a long one, but the k-th start is never early.
+    since_first = [s - starts[0] for s in starts]
+    assert all(d >= 0.1 * k - 0.005 for k, d in enumerate(since_first)), since_first
 
 
 def test_retry_policy():

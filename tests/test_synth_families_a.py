@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import by_difficulty
 from vreason.synth import draw
 from vreason.synth.base import DIFFICULTIES, RenderConfig
 from vreason.synth.suite import get_family, make_instance
@@ -48,9 +49,10 @@ def degrade(frames, tmp_path, seed=1):
 
 
 # the second instance of each (family, difficulty) runs in `make test-all`; the first covers the same checks
-@pytest.mark.parametrize("index", [0, pytest.param(1, marks=pytest.mark.slow)])
-@pytest.mark.parametrize("difficulty", DIFFICULTIES)
-@pytest.mark.parametrize("family", FAMILIES_A)
+# `make test`: the first instance at one difficulty per family, drawn by the run's seed; `make test-all`: all
+@pytest.mark.parametrize("family,difficulty,index", [
+    pytest.param(f, d, i, id=f"{f}-{d}-{i}", marks=by_difficulty(f, d, DIFFICULTIES, salt="gt", slow=bool(i)))
+    for f in FAMILIES_A for d in DIFFICULTIES for i in range(2)])
 def test_ground_truth_passes_and_baselines_fail(family, difficulty, index):
     fam = get_family(family)
     inst = make_instance(family, difficulty, index, 11, CFG)

@@ -1,6 +1,7 @@
 """Validity tests of the built-in families odd-one-out, sequence, gravity and sliding.
 
-For every family × difficulty (2 instances each; the second in `make test-all`): the ground truth
+For every family × difficulty (2 instances each; `make test` runs the first at one difficulty per family, drawn by
+the run's seed, `make test-all` all of them): the ground truth
 passes (also after H.264 re-encoding at a low bitrate, downscaling to half size and a slight colour
 jitter); the trivial baselines fail (static first frame, pixel and blocky noise, the family's random
 motion, the reversed solution where the task is directional, a cut or a fade to the final frame where
@@ -17,6 +18,7 @@ import json
 import numpy as np
 import pytest
 
+from conftest import by_difficulty
 from vreason.synth.base import DIFFICULTIES, FAMILIES, RenderConfig, TaskInstance, instance_seed
 
 NAMES = ("oddoneout", "sequence", "gravity", "sliding")
@@ -24,8 +26,9 @@ for _m in NAMES:
     importlib.import_module(f"vreason.synth.families.{_m}.family")
 
 CFG = RenderConfig()
-# the second instance of each (family, difficulty) is marked slow (`make test-all`): the first covers the same checks
-CASES = [pytest.param((f, d, i), id=f"{f}-{d}-{i}", marks=[pytest.mark.slow] if i else [])
+# `make test` runs the first instance of each family at one difficulty drawn by the run's seed (every difficulty
+# over runs); `make test-all` runs both instances at every difficulty
+CASES = [pytest.param((f, d, i), id=f"{f}-{d}-{i}", marks=by_difficulty(f, d, DIFFICULTIES, salt="gt", slow=bool(i)))
          for f in NAMES for d in DIFFICULTIES for i in range(2)]
 
 
