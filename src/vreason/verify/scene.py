@@ -128,15 +128,20 @@ first line that is not uniform (what :func:`_edged` reads), not at the frame's m
 def _shares(lines: np.ndarray, c: np.ndarray, tol: int, limit: int) -> np.ndarray:
     """The match share of the first lines (at most ``limit``), outermost first, up to two past the first line
     below :data:`LINE_FRAC`."""
+    import cv2
+
     out: list[np.ndarray] = []
-    lo = np.ceil(c - tol).astype(np.int16)  # |x − c| ≤ tol for integer x
-    hi = np.floor(c + tol).astype(np.int16)
+    # |x − c| ≤ tol for integer x, every channel (cv2.inRange; bounds saturate to 0..255, which keeps the
+    # test exact: c is a median of uint8 values, so lo ≤ 225 and hi ≥ 10)
+    lo = tuple(float(v) for v in np.ceil(c - tol))
+    hi = tuple(float(v) for v in np.floor(c + tol))
     n = min(limit, lines.shape[0])
+    length = lines.shape[1]
     i = 0
     stop = n
     while i < min(n, stop):
-        chunk = lines[i:min(n, i + CHUNK)].astype(np.int16)
-        inside = ((chunk >= lo) & (chunk <= hi)).all(axis=2).mean(axis=1)
+        chunk = np.ascontiguousarray(lines[i:min(n, i + CHUNK)])
+        inside = np.count_nonzero(cv2.inRange(chunk, lo, hi), axis=1) / length
         out.append(inside)
         bad = np.flatnonzero(inside < LINE_FRAC)
         if len(bad) and stop == n:
