@@ -4,14 +4,24 @@ Canny identical. No GPU here: the speed on a GPU is not measured by these tests.
 
 from __future__ import annotations
 
+import importlib.util
+
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
+from vreason.protocols.pai.c import fidelity as F
+from vreason.protocols.pai.c import gpu as T
+from vreason.protocols.pai.c import metrics as M
 
-from vreason.protocols.pai.c import fidelity as F  # noqa: E402
-from vreason.protocols.pai.c import gpu as T  # noqa: E402
-from vreason.protocols.pai.c import metrics as M  # noqa: E402
+# torch is imported by the tests, not at collection: every pytest-xdist worker collects every module
+pytestmark = pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch (extra `deep`) not installed")
+
+
+@pytest.fixture(scope="module")
+def torch():  # noqa: ANN201
+    import torch
+
+    return torch
 
 
 def _frames(h, w, seed):
@@ -25,7 +35,7 @@ def _frames(h, w, seed):
 
 
 @pytest.mark.parametrize("shape", [(40, 56), (21, 37)])
-def test_torch_bilateral_matches_opencv(shape):
+def test_torch_bilateral_matches_opencv(shape, torch):
     for seed in range(1):
         for frame in _frames(*shape, seed):
             ours = T.bilateral(torch.from_numpy(frame)).numpy()
@@ -35,7 +45,7 @@ def test_torch_bilateral_matches_opencv(shape):
             assert diff.max() <= 1 and np.count_nonzero(diff) <= max(1, diff.size // 1000)
 
 
-def test_torch_ssim_matches_scikit_image_and_is_nan_on_a_uniform_ground_truth():
+def test_torch_ssim_matches_scikit_image_and_is_nan_on_a_uniform_ground_truth(torch):
     g, p = _frames(36, 52, 5)
     gb, pb = M.bilateral(g), M.bilateral(p)
     ref = M.ssim_full_mean(gb, pb)
@@ -59,7 +69,7 @@ def test_torch_path_fidelity_within_1e4_of_the_released_kernels_with_and_without
     assert cache.hits == len(pairs) and cache.misses == len(pairs)
 
 
-def test_device_choice_falls_back_to_the_cpu_kernels_without_a_gpu():
+def test_device_choice_falls_back_to_the_cpu_kernels_without_a_gpu(torch):
     assert F.fidelity_device(None) == F.fidelity_device("cpu") == "cpu"
     expect = "cuda" if torch.cuda.is_available() else "cpu"
     assert F.fidelity_device("auto") == expect
