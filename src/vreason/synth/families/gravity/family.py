@@ -74,6 +74,10 @@ def _params(rng: np.random.Generator, difficulty: str, cfg: RenderConfig) -> dic
 @family
 class Gravity(TaskFamily):
     name = "gravity"
+    scene_check = False
+    """The every-frame scene (issue 24, :mod:`.scene`) is wired into ``verify`` but not yet in the verdict: the
+    scene's only structure is the floor line, which does not fix the camera's rotation, so an honest 1.8-degree
+    rotation, a slow zoom and a 2-px per-frame shake leave the floor line unexplained (measured in the docs)."""
     version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     directional = True
     process_rule = True
@@ -158,8 +162,9 @@ class Gravity(TaskFamily):
         frames, bad = ft.usable(frames, cfg)
         if bad is not None:
             return bad
-        # the scene (issue 24) is not yet a check here: a 2-px per-frame shake is misaligned on this scene
-        # (one horizontal line) and fails it (tests/test_synth_adversarial.py gravity-medium-shake2px)
+        scene_checks: dict[str, bool] = {}
+        scene_ev: dict[str, Any] = {}
+        ft.explain_check(self, frames, t, state, cfg, scene_checks, scene_ev)  # off: see scene_check
         # the scene has only horizontal edges (the floor): a shake is undone vertically
         frames, shifts = ft.stabilise(frames, _background(state, cfg), axes="y")
         track = track_ball(frames, state)
@@ -169,6 +174,8 @@ class Gravity(TaskFamily):
                            + ("" if track[0] is not None else " (not in the first frame)"),
                            trajectory=[None if p is None else [round(p[0], 1), round(p[1], 1)] for p in track])
         checks, evidence = check_trajectory(track, state, cfg, t)
+        checks.update(scene_checks)
+        evidence.update(scene_ev)
         evidence["camera_shift_max_px"] = float(np.abs(np.array(shifts)).max())
         return ft.finish(checks, evidence, _debug(frames[0], track, state),
                          goal=("final_position", "end_state_holds"))
