@@ -101,7 +101,7 @@ def _wait(proc, timeout=120):
 
 
 def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
-    n, delay = 24, 0.15
+    n, delay = 24, 0.08  # 96 units on 2 workers: ≈ 4 s of work, ≥ 3 s of it after the kill point
     ref = tmp_path / "ref"
     code, _, err = _wait(_spawn(ref, n, delay))
     assert code == 3, err  # s003/s004 fail by design: finished with errors
@@ -131,7 +131,7 @@ def test_kill_9_then_resume_equals_uninterrupted(tmp_path):
 
 def test_ctrl_c_is_clean_and_resumable(tmp_path):
     run_dir = tmp_path / "int"
-    proc = _spawn(run_dir, 30, 0.2)  # 60 cpu units × 0.2 s on 2 workers: ≥ 6 s of work
+    proc = _spawn(run_dir, 30, 0.1)  # 120 units × 0.1 s on 2 workers: ≥ 5 s of work after the first 5
     deadline = time.time() + 90
     while _units_done(run_dir) < 5 and time.time() < deadline and proc.poll() is None:
         time.sleep(0.05)
@@ -143,6 +143,6 @@ def test_ctrl_c_is_clean_and_resumable(tmp_path):
     assert "interrupted" in err and "Traceback" not in err
     man = json.loads((run_dir / "manifest.json").read_text())
     assert man["invocations"][-1]["status"] == "interrupted"
-    code, _, err = _wait(_spawn(run_dir, 30, 0.2))  # the same settings: another delay is another plan
+    code, _, err = _wait(_spawn(run_dir, 30, 0.1))  # the same settings: another delay is another plan
     assert code == 3, err  # s003/s004 fail by design: finished with errors
     assert _units_done(run_dir) == 120
