@@ -7,6 +7,7 @@ import os
 import numpy as np
 import pytest
 
+from conftest import by_difficulty
 from vreason.core.records import ScoreStatus, Video, VideoStatus
 from vreason.core.scoring import ScoreContext
 from vreason.frames import probe, read_all
@@ -79,10 +80,14 @@ def test_seeds_change_random_and_noise_only(samples, tmp_path):
     assert all(np.array_equal(x, y) for x, y in zip(a, b, strict=True))
 
 
-def test_scored_end_to_end(samples, tmp_path):
+# `make test`: one of the two difficulties per family, drawn by the run's seed; `make test-all`: both
+@pytest.mark.parametrize("family,difficulty", [
+    pytest.param(f, d, id=f"{f}-{d}", marks=by_difficulty(f, d, ("easy", "hard"), salt="models"))
+    for f in ("maze", "symmetry", "sorting", "connect") for d in ("easy", "hard")])
+def test_scored_end_to_end(samples, tmp_path, family, difficulty):
     scorer = SynthVerifierScorer()
     ctx = ScoreContext(run_dir=str(tmp_path))
-    for s in samples.values():
+    for s in [samples[f"{family}-{difficulty}-000"]]:
         for m in MODELS:
             v = _gen(s, m, 0, str(tmp_path / "videos"))
             (score,) = scorer.score(s, v, ctx)
