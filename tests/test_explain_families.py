@@ -104,14 +104,21 @@ def instance():
 
 @pytest.fixture(scope="module")
 def oracle(instance):
-    """The oracle video's explanation per (family, difficulty), made once per module."""
-    cache: dict[tuple[str, str], Any] = {}
+    """The oracle video's explanation per (family, difficulty) and the frames' parses where the family records
+    them (sequence), made once per module."""
+    cache: dict[tuple[str, str], tuple[Any, dict]] = {}
 
-    def get(family: str, difficulty: str) -> Any:
+    def get(family: str, difficulty: str) -> tuple[Any, dict]:
         key = (family, difficulty)
         if key not in cache:
             inst = instance(family, difficulty)
-            cache[key] = _explain(family, inst, list(inst.solution))
+            if family == "sequence":
+                from vreason.synth.families.sequence.family import _Recording
+
+                rec = _Recording(get_family(family))
+                cache[key] = (_explain(family, inst, list(inst.solution), fam=rec), rec.records)
+            else:
+                cache[key] = (_explain(family, inst, list(inst.solution)), {})
         return cache[key]
 
     return get
@@ -119,7 +126,7 @@ def oracle(instance):
 
 @pytest.mark.parametrize("family,difficulty", ORACLES)
 def test_oracle_every_frame_explained(family, difficulty, instance, oracle):
-    ex = oracle(family, difficulty)
+    ex, _ = oracle(family, difficulty)
     assert ex.ok, ex.reason
     assert len(ex.frames) == len(instance(family, difficulty).solution) and not ex.unexplained
 
@@ -162,20 +169,8 @@ def test_the_table_lists_only_what_the_scene_checks(instance):
 
 # -- sequence: the fade-in's in-between opacities are parsed and re-rendered -----------------------------------
 
-def _sequence_explain(inst: Any, frames: list[np.ndarray], records: dict | None = None) -> Any:
-    from vreason.synth.families.sequence.family import _Recording
-
-    rec = _Recording(get_family("sequence"))
-    ex = _explain("sequence", inst, frames, fam=rec)
-    if records is not None:
-        records.update(rec.records)
-    return ex
-
-
-def test_sequence_the_fade_parsed(instance):
-    inst = instance("sequence", "medium")
-    records: dict = {}
-    ex = _sequence_explain(inst, list(inst.solution), records)
+def test_sequence_the_fade_parsed(oracle):
+    ex, records = oracle("sequence", "medium")
     assert ex.ok, ex.reason
     alphas = [records[i].alpha for i in sorted(records)]
     assert alphas[0] == 0 and alphas[-1] >= 0.99 and 0.2 < float(np.median(alphas[1:-1])) < 0.8, alphas
@@ -190,7 +185,7 @@ def test_sequence_another_card_changing_state_is_not_a_legal_state(instance):
     j = (st["missing"] + 1) % st["n"]
     spec = dict(st["cells"][j], shape="cross" if st["cells"][j]["shape"] != "cross" else "star")
     changed = {**st, "cells": [spec if k == j else c for k, c in enumerate(st["cells"])]}
-    ex = _sequence_explain(inst, [inst.first_frame] * 4 + [render_row(changed, CFG, st["answer"])] * 4)
+    ex = _explain("sequence", inst, [inst.first_frame] * 4 + [render_row(changed, CFG, st["answer"])] * 4)
     assert not ex.ok and "not a legal state" in ex.reason, ex.reason
 
 
