@@ -1,0 +1,214 @@
+"""Checking one frame against its expected picture (issue 24; used by :mod:`vreason.verify.explain`).
+
+:func:`_check` has the family parse a frame already on the start image's grid and re-render it, undoes the
+exposure (the last frame's gain first, then one fitted on this frame; clipped channels explained by
+:func:`_declip`), and measures the rendering residual and, where the expected picture has not changed since
+the start, the tighter temporal residual against the video's own first frame (:func:`_residuals`), inside the
+region of the picture that changed (:func:`_changed_region`). Also the small public helpers the families use:
+:func:`unchanged`, :func:`changed_box`, :func:`box_mask`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vreason.verify.align import flat_mask, gain_offset, undo_gain
+from vreason.verify.residual import MAX_BLOB, residual
+
+Expect = Callable[[int, np.ndarray], "tuple[np.ndarray, np.ndarray | None] | str"]
+
+SAME_LEVEL = 3.0
+"""A frame whose 4×4 block means all stay within this many levels of the last fully checked frame (after the
+same warp) shows the same picture: codec noise moves block means by ≤ 1.5 levels (H.264, measured on the
+suite's held end states)."""
+TOL_TEMPORAL = 40
+TOL_PATCH_TEMPORAL = 9.0
+"""The residual against the video's own first frame, where the expected picture has not changed since the
+start: an honest camera re-shows the same content with the same codec noise, so a faint mark (below the
+rendering residual's codec floor) that appears later is still unexplained."""
+BORDER_PX = 4
+"""The picture's outermost pixels are never judged: a letterbox crop may leave a line or two of the bar, and a
+scaled picture's edge blends with it (the suite's canvases keep a margin wider than this)."""
+MARGIN = MAX_BLOB + 4
+"""Pixels of context around the changed blocks a frame is re-checked in: the residual's 5×5 patches, the
+chroma's 4×4 averaging, an edge's range, and enough of whatever touches the change that a blob growing a
+little in every frame (a stroke drawn slowly) is measured longer than :data:`MAX_BLOB`."""
+GAIN_SAMPLES = 100_000
+"""Pixels used to fit a frame's gain and offset (a regular subsample; two numbers per channel)."""
+
+
+@dataclass
+class FrameCheck:
+    index: int
+    explained: bool
+    largest_blob: int = 0
+    blob_box: tuple[int, int, int, int] | None = None
+    reason: str = ""
+    realigned: bool = False
+
+    def as_json(self) -> dict:
+        out: dict = {"frame": self.index, "largest_blob": self.largest_blob}
+        if self.blob_box is not None:
+            out["blob_box"] = list(self.blob_box)
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def _declip(raw: np.ndarray, fixed: np.ndarray, expected: np.ndarray, gain: np.ndarray,
+            off: np.ndarray) -> np.ndarray:
+    """A clipped observation only bounds the true value: a channel at 254–255 (0–1) in the frame as decoded is
+    explained wherever the expected value is at least (at most) what the exposure maps to the clip, within 6
+    levels — a page brightened by 15% clips to white and is still the page."""
+    lo = (253.5 - off) / gain - 6
+    hi = (1.5 - off) / gain + 6
+    e = expected.astype(np.float32)
+    m = ((raw >= 254) & (e >= lo)) | ((raw <= 1) & (e <= hi))
+    return np.where(m, expected, fixed) if m.any() else fixed
+
+
+def _inner(shape: tuple[int, int], b: int) -> np.ndarray:
+    valid = np.ones(shape, bool)
+    valid[:b], valid[-b:], valid[:, :b], valid[:, -b:] = False, False, False, False
+    return valid
+
+
+
+
+_FLAT: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+"""The flat mask of the last expected rendering (families that expect one picture for many frames)."""
+
+
+@dataclass
+class _Ref0:
+    """The first frame, aligned and corrected: the reference for the temporal residual."""
+
+    start: np.ndarray
+    frame: np.ndarray
+    valid: np.ndarray
+
+
+def _static(expected: np.ndarray, start: np.ndarray, free: np.ndarray | None) -> np.ndarray:
+    """Pixels anything may occupy for the temporal residual: free ones and those where the expected picture
+    differs from the start (grown by 3 px: a moved object's edge)."""
+    import cv2
+
+    changed = cv2.absdiff(expected, start).max(axis=2) > 0 if expected is not start else np.zeros(
+        start.shape[:2], bool)
+    if changed.any():
+        changed = cv2.dilate(changed.astype(np.uint8), np.ones((7, 7), np.uint8)) > 0
+    return changed if free is None else (changed | free)
+
+
+Region = tuple[int, int, int, int]
+
+
+def _crop(a: np.ndarray | None, r: Region) -> np.ndarray | None:
+    return None if a is None else a[r[1]:r[3], r[0]:r[2]]
+
+
+def _shift(box: tuple[int, int, int, int] | None, r: Region) -> tuple[int, int, int, int] | None:
+    return None if box is None else (box[0] + r[0], box[1] + r[1], box[2] + r[0], box[3] + r[1])
+
+
+def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_blob: int,
+           photometric: bool, ref0: _Ref0 | None = None, region: Region | None = None,
+           gains: list | None = None) -> FrameCheck:
+    """Frame ``i`` already warped onto the reference grid: the family parses it (camera geometry undone,
+    exposure not: parsers read colours with tolerances), then the residuals inside ``region`` (x0, y0, x1, y1;
+    default the whole picture — the rest of the frame is unchanged since a frame that was explained), with the
+    exposure undone: first the last frame's gain (``gains``, updated in place), and when that leaves the frame
+    unexplained, a gain fitted on this frame against its expected rendering."""
+    got = expect(i, geo)
+    if isinstance(got, str):
+        return FrameCheck(i, False, reason=got)
+    expected, free = got
+    r = region or (0, 0, geo.shape[1], geo.shape[0])
+    g = _crop(geo, r)
+    tries: list[tuple[np.ndarray, np.ndarray] | None] = [None]
+    if photometric:
+        tries = ([(gains[0], gains[1])] if gains and gains[0] is not None else []) + [None]
+    fc = FrameCheck(i, False)
+    for gain in tries:
+        if photometric and gain is None:
+            flat = _FLAT.get(id(expected))
+            if flat is None or flat[0] is not expected:
+                flat = (expected, flat_mask(expected))
+                _FLAT.clear()
+                _FLAT[id(expected)] = flat
+            gain = gain_offset(geo, expected, valid, max_samples=GAIN_SAMPLES, flat=flat[1])
+            if gains is not None:
+                gains[:] = list(gain)
+        fixed = g
+        if gain is not None:
+            fixed = _declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
+        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob)
+        if fc.explained:
+            return fc
+    return fc
+
+
+def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray | None, valid: np.ndarray,
+               r: Region, ref0: _Ref0 | None, max_blob: int) -> FrameCheck:
+    """The rendering residual and (where the expected picture has not changed since the start) the temporal
+    one of the corrected frame crop ``fixed`` (region ``r``)."""
+    res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r))
+    ok = res.explained(max_blob)
+    if ok and ref0 is not None:
+        static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r))
+        tres = residual(fixed, _crop(ref0.frame, r), static, valid=_crop(valid & ref0.valid, r),
+                        tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL)
+        if not tres.explained(max_blob):
+            box = _shift(tres.blob_box, r)
+            return FrameCheck(i, False, tres.largest_blob, box,
+                              f"{tres.largest_blob} px changed since the first frame at {list(box or ())}")
+    box = _shift(res.blob_box, r)
+    why = "" if ok else f"{res.largest_blob} px unexplained at {list(box or ())}"
+    return FrameCheck(i, ok, res.largest_blob, box, why)
+
+
+def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:
+    """The box (px, grown by :data:`MARGIN`) of the 4×4 blocks whose mean moved more than :data:`SAME_LEVEL`
+    in some channel since they were last explained; None when none did."""
+    moved = (np.abs(blocks - ref) > SAME_LEVEL).any(axis=2)
+    if not moved.any():
+        return None
+    ys, xs = np.nonzero(moved)
+    w, h = size
+    return (max(0, int(xs.min()) * 4 - MARGIN), max(0, int(ys.min()) * 4 - MARGIN),
+            min(w, (int(xs.max()) + 1) * 4 + MARGIN), min(h, (int(ys.max()) + 1) * 4 + MARGIN))
+
+
+def unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None = None, *,
+              max_blob: int = MAX_BLOB) -> tuple[bool, int]:
+    """Whether ``frame`` shows the same picture as ``ref`` (another frame of the same video, same size): the
+    exposure fitted and undone, then the temporal residual (:data:`TOL_TEMPORAL`, :data:`TOL_PATCH_TEMPORAL`).
+    Returns (unchanged, largest changed blob in px). A held end state is unchanged frame to frame."""
+    gain, off = gain_offset(frame, ref, max_samples=GAIN_SAMPLES)
+    res = residual(undo_gain(frame, gain, off), ref, free, valid=_inner(ref.shape[:2], BORDER_PX),
+                   tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL)
+    return res.explained(max_blob), res.largest_blob
+
+
+def changed_box(a: np.ndarray, b: np.ndarray, level: int = 0) -> tuple[int, int, int, int]:
+    """(x0, y0, x1, y1) of the pixels where two renderings differ by more than ``level`` (an empty box when
+    they are the same)."""
+    import cv2
+
+    ys, xs = np.nonzero(cv2.absdiff(a, b).max(axis=2) > level)
+    if len(xs) == 0:
+        return 0, 0, 0, 0
+    return int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+
+
+def box_mask(shape: tuple[int, int], boxes: Sequence[Sequence[float]], pad: float = 0.0) -> np.ndarray:
+    """A bool mask (``shape`` = (h, w)) True inside each (x0, y0, x1, y1) box grown by ``pad`` px."""
+    h, w = shape
+    m = np.zeros((h, w), bool)
+    for b in boxes:
+        x0, y0, x1, y1 = (int(round(v)) for v in (b[0] - pad, b[1] - pad, b[2] + pad, b[3] + pad))
+        m[max(0, y0):max(0, min(h, y1)), max(0, x0):max(0, min(w, x1))] = True
+    return m
