@@ -123,6 +123,18 @@ def _body(json: Any, data: dict[str, str] | None, files: dict[str, Any] | None) 
     return {}
 
 
+async def _flat_form(form: aiohttp.FormData, headers: dict[str, str]) -> tuple[dict[str, Any], dict[str, str]]:
+    """A multipart form as its bytes (aiohttp's own serialisation, so the same bytes on the wire) with its
+    ``Content-Type``: aiohttp writes a bytes body together with the headers in one send, where it writes
+    a ``MultipartWriter`` part by part (measured 13 socket sends per Sora create, 1 with the bytes)."""
+    mp = form()
+    if not hasattr(mp, "as_bytes"):  # aiohttp < 3.12: streamed part by part as before
+        return {"data": mp}, headers
+    raw = await mp.as_bytes()
+    kept = {k: v for k, v in headers.items() if k.lower() != "content-type"}
+    return {"data": raw}, {**kept, "Content-Type": mp.content_type}
+
+
 def _translate(e: BaseException) -> httpx.TransportError:
     """The httpx exception with the same meaning for the retry rules (see the module's table)."""
     msg = f"{type(e).__name__}: {e}"
@@ -175,10 +187,15 @@ class AiohttpClient:
             if not url[:6].lower().startswith(("http:", "https:")):
                 raise httpx.UnsupportedProtocol(f"unsupported URL scheme in {url!r}")
             body = _body(json, data, files)
+            form = body.get("data")
+            if isinstance(form, aiohttp.FormData):  # the parts as one piece: the headers and body in one send
+                body, hdrs_send = await _flat_form(form, hdrs)
+            else:
+                hdrs_send = hdrs
             if url[:6].lower() == "https:":  # the CA bundle is loaded on the first https call (~30 ms), not before
                 body["ssl"] = self._ssl = self._ssl or default_ssl_context()
             body.update(self._proxy(url))
-            reply = await self._send(session, method, url, body, hdrs, timeout, sink)
+            reply = await self._send(session, method, url, body, hdrs_send, timeout, sink)
             loc = reply.headers.get("location")
             if reply.status_code not in _REDIRECTS or not loc or hop == self.max_redirects:
                 return reply
