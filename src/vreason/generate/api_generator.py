@@ -222,13 +222,13 @@ class ApiGenerator(Generator):
         engine = self.engine()
         rh = request_hash(prompt, image, {"target": self.target, **self.request_params()})
         key = job_key(self._name, sample.id, seed, rh)
-        secs = self.video_seconds()
+        secs, price = self.video_seconds(), self.price()
         meta = {"model": self._name, "sample_id": sample.id, "seed": seed, "request_hash": rh,
-                "usd": self.price().cost(secs), "video_seconds": secs}
+                "usd": price.cost(secs), "video_seconds": secs}
         out = await engine.run(key, JobRequest(prompt, seed, image, image_size), out_path, meta=meta,
                                started=started)
         extra = {"provider": self.provider, "job_id": out.job_id, "resumed": out.resumed,
-                 "usd": meta["usd"] if out.status == "ok" else 0.0, "price_source": self.price().source}
+                 "usd": meta["usd"] if out.status == "ok" else 0.0, "price_source": price.source}
         if out.status != "ok":
             status = VideoStatus.blocked if out.status == "blocked" else VideoStatus.failed
             return Video(sample_id=sample.id, model=self._name, seed=seed, path=None, status=status,
@@ -240,7 +240,7 @@ class ApiGenerator(Generator):
         from vreason.frames.video import probe
 
         try:
-            info = probe(path)
+            info = probe(path, quick=True)
         except VideoError as exc:
             return Video(sample_id=sample.id, model=self._name, seed=seed, path=None, status=VideoStatus.failed,
                          reason=f"the provider's video is unreadable: {exc}", manifest=manifest)
