@@ -101,8 +101,8 @@ class Counting(TaskFamily):
     """The every-frame scene (issue 24, :mod:`.scene`) is declared, tested (tests/test_explain_families.py) and
     wired into ``verify``, not yet in the verdict: with it on, the full adversarial matrix (seeds 3009012118 and
     1295110026) passed 45 of 46 cases, but the honest +15% exposure (``counting-easy-bright15``) failed on both:
-    the white canvas clips, so the fitted gain stays near 1 and the card's grey (228, clipped to 255) is left
-    unexplained (~11,000 px) — the shared layer's exposure fit, not the parse."""
+    the white canvas clips, the fit gives green and blue gain 1.0 + offset 12 (red 1.15), and the card's grey
+    (228, clipped to 255) is left unexplained (~11,000 px) — the shared layer's exposure fit, not the parse."""
     version = "1"
     directional = True
     process_rule = False
