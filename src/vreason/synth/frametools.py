@@ -92,9 +92,16 @@ def stabilise(frames: list[np.ndarray], ref: np.ndarray, max_shift: float = 4.0,
         den = a - 2 * b + c
         return k + (0.5 * (a - c) / den if abs(den) > 1e-9 else 0.0)
 
-    out, shifts = [], []
+    out: list[np.ndarray] = []
+    shifts: list[list[float]] = []
+    prev: np.ndarray | None = None
+    found = (0.0, 0.0)
     for fr in frames:
-        if box is not None:
+        # a repeated frame (a held picture) has the same shift; only on the template path: OpenCV 5.0's
+        # phaseCorrelate windows its inputs in place, so there each call's result depends on the calls before
+        if box is not None and prev is not None and np.array_equal(fr, prev):
+            dx, dy = found
+        elif box is not None:
             res = cv2.matchTemplate(gray(fr, 1)[y0 - s:y1 + s, x0 - s:x1 + s], tpl, cv2.TM_CCOEFF_NORMED)
             ky, kx = np.unravel_index(int(np.argmax(res)), res.shape)
             dx = (peak(res[ky], kx) if 0 < kx < res.shape[1] - 1 else kx) - s
@@ -102,6 +109,7 @@ def stabilise(frames: list[np.ndarray], ref: np.ndarray, max_shift: float = 4.0,
         else:
             (dx, dy), _ = cv2.phaseCorrelate(r, gray(fr, 2), win)
             dx, dy = 2 * dx, 2 * dy
+        prev, found = fr, (dx, dy)
         dx, dy = (float(dx) if "x" in axes else 0.0), (float(dy) if "y" in axes else 0.0)
         if max(abs(dx), abs(dy)) > max_shift or (abs(dx) < 0.25 and abs(dy) < 0.25):
             out.append(fr)
@@ -160,11 +168,43 @@ def correct(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray, affine: 
     """The frame with its colours brought back to the reference's, fitted on the static ``mask`` area of the
     downsampled reference: a global hue rotation is undone, then a per-channel gain/offset (or, with
     ``affine``, a 3×4 colour map, for scenes whose static area holds many colours)."""
-    frame = rotate_hue(frame, -hue_offset(frame, ref_small, mask))
+    obs = small(frame, (ref_small.shape[1], ref_small.shape[0]))
+    units = _hue_offset_obs(obs, ref_small, mask)
+    if int(round(-units)) != 0:  # the frame turned: its downsample changes (rotate_hue returns it otherwise)
+        frame = rotate_hue(frame, -units)
+        obs = small(frame, (ref_small.shape[1], ref_small.shape[0]))
     if affine:
-        return apply_affine(frame, colour_affine(frame, ref_small, mask))
-    gain, off = colour_fix(frame, ref_small, mask)
+        return apply_affine(frame, _colour_affine_obs(obs, ref_small, mask))
+    gain, off = _colour_fix_obs(obs, ref_small, mask)
     return apply_fix(frame, gain, off)
+
+
+class _RefFit:
+    """What the colour fits read of a reference (its static pixels per channel, their hue and saturation):
+    the same for every frame of a video, computed once (:func:`_ref_fit`)."""
+
+    def __init__(self, ref_small: np.ndarray, mask: np.ndarray) -> None:
+        import cv2
+
+        self.ref_small, self.mask = ref_small, mask
+        self.channels = [ref_small[:, :, ch][mask] for ch in range(3)]
+        self.hsv = cv2.cvtColor(ref_small.astype(np.uint8), cv2.COLOR_RGB2HSV_FULL)[mask].astype(np.float64)
+        self.pixels = ref_small[mask].reshape(-1, 3)
+
+
+_FITS: list[_RefFit] = []
+
+
+def _ref_fit(ref_small: np.ndarray, mask: np.ndarray) -> _RefFit:
+    """The reference's fit data, kept for the last few (reference, mask) pairs by identity (a verifier passes
+    the same arrays for every frame; the entries hold them, so an identity is never reused)."""
+    for f in _FITS:
+        if f.ref_small is ref_small and f.mask is mask:
+            return f
+    f = _RefFit(ref_small, mask)
+    _FITS.insert(0, f)
+    del _FITS[4:]
+    return f
 
 
 def blank_reason(frames: list[np.ndarray], min_frames: int = 2) -> str | None:
@@ -267,10 +307,15 @@ def colour_fix(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tu
     channel with a single level in the reference gets a gain only (the ratio of the means).
     Implausible fits (gain outside 0.7..1.4, offset beyond ±40) are replaced by identity.
     """
-    obs = small(frame, (ref_small.shape[1], ref_small.shape[0]))
+    return _colour_fix_obs(small(frame, (ref_small.shape[1], ref_small.shape[0])), ref_small, mask)
+
+
+def _colour_fix_obs(obs: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`colour_fix` of an already downsampled frame."""
+    fit = _ref_fit(ref_small, mask)
     gain, off = np.ones(3, np.float32), np.zeros(3, np.float32)
     for ch in range(3):
-        x, y = ref_small[:, :, ch][mask], obs[:, :, ch][mask]
+        x, y = fit.channels[ch], obs[:, :, ch][mask]
         keep = (y > 6) & (y < 249)
         x, y = x[keep], y[keep]
         if x.size < 20:
@@ -305,8 +350,12 @@ def colour_affine(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray, ri
     Least squares with a ridge pull toward the identity (weight ``ridge`` per sample-equivalent), so an
     area of few colours cannot produce a wild map; clipped observations are left out; a map far from
     the identity (any coefficient off by more than 0.6, offset beyond ±60) falls back to the identity."""
-    obs = small(frame, (ref_small.shape[1], ref_small.shape[0]))
-    x, y = obs[mask].reshape(-1, 3), ref_small[mask].reshape(-1, 3)
+    return _colour_affine_obs(small(frame, (ref_small.shape[1], ref_small.shape[0])), ref_small, mask, ridge)
+
+
+def _colour_affine_obs(obs: np.ndarray, ref_small: np.ndarray, mask: np.ndarray, ridge: float = 50.0) -> np.ndarray:
+    """:func:`colour_affine` of an already downsampled frame."""
+    x, y = obs[mask].reshape(-1, 3), _ref_fit(ref_small, mask).pixels
     keep = ((x > 4) & (x < 251)).all(axis=1)
     x, y = x[keep].astype(np.float64), y[keep].astype(np.float64)
     ident = np.hstack([np.eye(3), np.zeros((3, 1))])
@@ -331,11 +380,15 @@ def apply_affine(img: np.ndarray, m: np.ndarray) -> np.ndarray:
 def hue_offset(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> float:
     """The frame's global hue rotation against the reference (OpenCV full-range hue units, 256 per turn),
     the circular mean over saturated pixels of the static ``mask`` area (0 when there are too few)."""
+    return _hue_offset_obs(small(frame, (ref_small.shape[1], ref_small.shape[0])), ref_small, mask)
+
+
+def _hue_offset_obs(obs: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) -> float:
+    """:func:`hue_offset` of an already downsampled (float32) frame."""
     import cv2
 
-    obs = small(frame, (ref_small.shape[1], ref_small.shape[0])).astype(np.uint8)
-    ho = cv2.cvtColor(obs, cv2.COLOR_RGB2HSV_FULL)[mask].astype(np.float64)
-    hr = cv2.cvtColor(ref_small.astype(np.uint8), cv2.COLOR_RGB2HSV_FULL)[mask].astype(np.float64)
+    ho = cv2.cvtColor(obs.astype(np.uint8), cv2.COLOR_RGB2HSV_FULL)[mask].astype(np.float64)
+    hr = _ref_fit(ref_small, mask).hsv
     sat = (ho[:, 1] > 90) & (hr[:, 1] > 90) & (ho[:, 2] > 60) & (hr[:, 2] > 60)
     if sat.sum() < 20:
         return 0.0

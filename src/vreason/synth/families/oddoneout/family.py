@@ -257,8 +257,11 @@ def _max_board_change(frames: list[np.ndarray], ref: np.ndarray, state: dict[str
     ref_s = ft.small(ref, size)
     static = ft.small(ring.astype(np.float32), size) < 0.01
     worst, where, solid = 0, 0, 0
+    prev: np.ndarray | None = None
     for i, fr in enumerate(frames):
-        v, sol = ft.change_measures(ft.correct(fr, ref_s, static), rng, CHANGE_LEVEL, ignore)
+        if prev is None or not np.array_equal(fr, prev):  # a repeated frame measures the same
+            v, sol = ft.change_measures(ft.correct(fr, ref_s, static), rng, CHANGE_LEVEL, ignore)
+            prev = fr
         solid = max(solid, sol)
         if v > worst:
             worst, where = v, i
