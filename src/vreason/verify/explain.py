@@ -296,8 +296,13 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             if region is None:  # nothing moved since it was explained
                 out.frames.append(FrameCheck(i, True))
                 continue
-        fc = _check(i, geo, valid, expect, max_blob=max_blob, photometric=photometric, ref0=ref0, region=region,
-                    gains=gains)
+        held: list = []
+        fc = _check(i, geo, valid, expect, max_blob=max_blob, photometric=photometric,
+                    ref0=ref0 if i else None, region=region, gains=gains, corrected=held)
+        if i == 0 and ref0 is not None and held and region is None:
+            # the temporal residual's reference is the first frame corrected as the later frames are (gain
+            # fitted against the expected rendering): the start check's own correction differs at clipped edges
+            ref0 = _Ref0(ref0.start, held[0], ref0.valid)
         out.full_checks += 1
         if not fc.explained:
             # the camera may have moved otherwise than the interpolation: this frame against the first

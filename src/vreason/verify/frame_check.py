@@ -116,12 +116,13 @@ def _shift(box: tuple[int, int, int, int] | None, r: Region) -> tuple[int, int, 
 
 def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_blob: int,
            photometric: bool, ref0: _Ref0 | None = None, region: Region | None = None,
-           gains: list | None = None) -> FrameCheck:
+           gains: list | None = None, corrected: list | None = None) -> FrameCheck:
     """Frame ``i`` already warped onto the reference grid: the family parses it (camera geometry undone,
     exposure not: parsers read colours with tolerances), then the residuals inside ``region`` (x0, y0, x1, y1;
     default the whole picture — the rest of the frame is unchanged since a frame that was explained), with the
     exposure undone: first the last frame's gain (``gains``, updated in place), and when that leaves the frame
-    unexplained, a gain fitted on this frame against its expected rendering."""
+    unexplained, a gain fitted on this frame against its expected rendering. ``corrected``: set to the
+    explained frame's corrected crop."""
     got = expect(i, geo)
     if isinstance(got, str):
         return FrameCheck(i, False, reason=got)
@@ -147,6 +148,8 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
             fixed = _declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
         fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob)
         if fc.explained:
+            if corrected is not None:  # the corrected crop (the first frame: the temporal residual's reference)
+                corrected[:] = [fixed]
             return fc
     return fc
 
