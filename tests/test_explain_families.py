@@ -218,3 +218,16 @@ def test_counting_coins_not_conserved(what, instance):
     frames = render(st, [pile] * 6 + [later] * 6)
     ex = _explain("counting", inst, frames)
     assert not ex.ok and "coin" in ex.reason, ex.reason
+
+
+def test_counting_a_pile_coin_nudged_while_another_moves(instance):
+    from vreason.synth.families.counting.family import render
+
+    inst = instance("counting", "medium")
+    st = inst.state
+    pile = [list(p) for p in st["pool"]]
+    a, b = np.array(pile[1]), np.array(st["tray_slots"][0])
+    nudged = [[pile[0][0] + 4.0, pile[0][1]]]
+    frames = [pile] * 4 + [nudged + [list(a + (b - a) * u)] + pile[2:] for u in np.linspace(0.1, 1.0, 8)]
+    ex = _explain("counting", inst, render(st, frames))
+    assert not ex.ok and "off its place" in ex.reason, ex.reason

@@ -12,6 +12,8 @@ of another size or colour, a changed star or tray.
 A legal state (else the frame is unexplained with the reason):
 
 * never more coins than the pile had (a coin drawn into the tray, a clone);
+* no pile coin is nudged and left: a coin outside the tray, unmoved since the last parsed frame, may not rest
+  2.5–8 px off its place in the pile (:func:`_nudged`);
 * no coin vanishes: each coin of the last frame that showed them all is still found within
   :data:`HIDDEN_R` coin radii of a coin of this frame (a coin passing over another hides it for a frame or two:
   occlusion; a coin that is just gone — a dropped coin, a blank frame — is missing).
@@ -40,6 +42,8 @@ MIN_ARC = 0.2
 HIDDEN_R = 1.5
 UNCOVERED = 0.1
 HIDDEN_FRAMES = 2
+NUDGE_PX = (2.5, 8.0)
+STILL_PX = 0.75
 """A moving coin may stay hidden under a coin on its way for at most this many frames in a row."""
 
 
@@ -162,8 +166,24 @@ def parse(frame: np.ndarray, state: dict[str, Any], r: float) -> list[tuple[floa
     return out
 
 
+def _nudged(cur: np.ndarray, prev: np.ndarray, slots: np.ndarray, tray: np.ndarray, r: float) -> str | None:
+    """A coin outside the tray resting (within :data:`STILL_PX` of a coin of the last parsed frame) between
+    :data:`NUDGE_PX` of its place in the pile: moved off its place and left there (the other coins stay in the
+    pile; a coin leaving for the tray keeps moving)."""
+    if not len(cur) or not len(prev):
+        return None
+    inside = (cur[:, 0] > tray[0]) & (cur[:, 0] < tray[2]) & (cur[:, 1] > tray[1]) & (cur[:, 1] < tray[3])
+    d_slot = np.hypot(*(cur[:, None, :] - slots[None, :, :]).transpose(2, 0, 1)).min(axis=1)
+    d_prev = np.hypot(*(cur[:, None, :] - prev[None, :, :]).transpose(2, 0, 1)).min(axis=1)
+    bad = ~inside & (d_slot > NUDGE_PX[0]) & (d_slot <= NUDGE_PX[1]) & (d_prev <= STILL_PX)
+    if bad.any():
+        j = int(np.argmax(bad))
+        return f"a pile coin rests {d_slot[j]:.1f} px off its place at {[round(v) for v in cur[j]]}"
+    return None
+
+
 def scene(state: dict[str, Any], cfg: RenderConfig) -> Any:
-    from vreason.synth.families.counting.family import COIN_R, moves, render
+    from vreason.synth.families.counting.family import COIN_R, TRAY, moves, render
     from vreason.verify.explain import Scene
 
     w, h = cfg.width, cfg.height
@@ -175,7 +195,9 @@ def scene(state: dict[str, Any], cfg: RenderConfig) -> Any:
     final = render(state, moves(state, state["order"][:state["k"]], 2)[-1:])[0]
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     pool_px = np.array([[x * sx, y * sy] for x, y in pool], np.float64)
-    hist = {"last": pool_px, "before": pool_px, "short": 0}  # the last two frames that showed every coin
+    hist = {"last": pool_px, "before": pool_px, "short": 0,  # the last two frames that showed every coin
+            "parsed": pool_px}  # the coins of the last frame parsed
+    tray = np.array(TRAY, np.float64) * [sx, sy, sx, sy]
 
     def vanished(cur: np.ndarray) -> str | None:
         """Why the coins of the last full frame not found now are missing (None: each is hidden)."""
@@ -207,6 +229,10 @@ def scene(state: dict[str, Any], cfg: RenderConfig) -> Any:
                 return why
         else:
             hist["before"], hist["last"], hist["short"] = hist["last"], cur, 0
+        nudged = _nudged(cur, hist["parsed"], pool_px, tray, r)
+        hist["parsed"] = cur
+        if nudged:
+            return nudged
         free = np.zeros((h, w), bool)
         for x, y in got:
             x0, x1 = int(max(0, x - r - 4)), int(min(w, x + r + 5))
