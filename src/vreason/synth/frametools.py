@@ -97,9 +97,7 @@ def stabilise(frames: list[np.ndarray], ref: np.ndarray, max_shift: float = 4.0,
     prev: np.ndarray | None = None
     found = (0.0, 0.0)
     for fr in frames:
-        # a repeated frame (a held picture) has the same shift; only on the template path: OpenCV 5.0's
-        # phaseCorrelate windows its inputs in place, so there each call's result depends on the calls before
-        if box is not None and prev is not None and np.array_equal(fr, prev):
+        if prev is not None and np.array_equal(fr, prev):  # a repeated frame (a held picture): same shift
             dx, dy = found
         elif box is not None:
             res = cv2.matchTemplate(gray(fr, 1)[y0 - s:y1 + s, x0 - s:x1 + s], tpl, cv2.TM_CCOEFF_NORMED)
@@ -107,7 +105,7 @@ def stabilise(frames: list[np.ndarray], ref: np.ndarray, max_shift: float = 4.0,
             dx = (peak(res[ky], kx) if 0 < kx < res.shape[1] - 1 else kx) - s
             dy = (peak(res[:, kx], ky) if 0 < ky < res.shape[0] - 1 else ky) - s
         else:
-            (dx, dy), _ = cv2.phaseCorrelate(r, gray(fr, 2), win)
+            (dx, dy), _ = cv2.phaseCorrelate(r.copy(), gray(fr, 2), win)  # OpenCV 5.0 windows src1 in place
             dx, dy = 2 * dx, 2 * dy
         prev, found = fr, (dx, dy)
         dx, dy = (float(dx) if "x" in axes else 0.0), (float(dy) if "y" in axes else 0.0)
