@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from vreason.verify.hue import hue_undone  # noqa: F401  (re-exported: the families' callers)
+
 
 def camera_undone(frames: list[np.ndarray], times: np.ndarray, start: np.ndarray,
                   final: np.ndarray) -> list[np.ndarray]:
@@ -38,23 +40,3 @@ def camera_undone(frames: list[np.ndarray], times: np.ndarray, start: np.ndarray
         out.append(cv2.warpAffine(np.ascontiguousarray(f[..., :3]), cv2.invertAffineTransform(m), (w, h),
                                   flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE))
     return out
-
-
-
-def hue_undone(frames: list[np.ndarray], start: np.ndarray) -> list[np.ndarray]:
-    """The frames with the first frame's global hue rotation against the start image undone (a camera's white
-    balance: read on the start image's saturated areas at a quarter of the size). A per-channel gain cannot model
-    a hue turn: left in, the gain fitted per frame against a rendering that gains coloured areas drifts, and
-    unchanged coloured objects seem to change (symmetry, 6°: 20 levels of red)."""
-    import cv2
-
-    from vreason.synth import frametools as ft
-
-    h, w = start.shape[:2]
-    ref = ft.small(start, (max(1, w // 4), max(1, h // 4)))
-    sat = cv2.cvtColor(ref.astype(np.uint8), cv2.COLOR_RGB2HSV)[..., 1] > 90
-    mask = cv2.erode(sat.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
-    turn = ft.hue_offset(frames[0], ref, mask) if frames else 0.0
-    if abs(turn) < 1.0:
-        return frames
-    return [ft.rotate_hue(np.ascontiguousarray(f[..., :3]), -turn) for f in frames]

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from vreason.synth.base import RenderConfig, VerifyResult
+from vreason.verify.hue import rotate_hue  # noqa: F401  (re-exported: the suite's callers use ft.rotate_hue)
 from vreason.verify.scene import clean, content_box, hue_mask  # noqa: F401  (the shared layer; verifiers call ft.*)
 from vreason.verify.scene import to_hsv as hsv  # noqa: F401  (the project's one HSV helper; verifiers call ft.hsv)
 
@@ -385,26 +386,9 @@ def _hue_offset_obs(obs: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) ->
     """:func:`hue_offset` of an already downsampled (float32) frame."""
     import cv2
 
-    ho = cv2.cvtColor(obs.astype(np.uint8), cv2.COLOR_RGB2HSV_FULL)[mask].astype(np.float64)
-    hr = _ref_fit(ref_small, mask).hsv
-    sat = (ho[:, 1] > 90) & (hr[:, 1] > 90) & (ho[:, 2] > 60) & (hr[:, 2] > 60)
-    if sat.sum() < 20:
-        return 0.0
-    ang = (ho[sat, 0] - hr[sat, 0]) * 2 * np.pi / 256
-    return float(np.arctan2(np.sin(ang).mean(), np.cos(ang).mean()) * 256 / (2 * np.pi))
+    from vreason.verify.hue import hue_turn
 
-
-def rotate_hue(img: np.ndarray, units: float) -> np.ndarray:
-    """``img`` with its hue turned by ``units`` (full-range OpenCV hue, 256 per turn)."""
-    import cv2
-
-    k = int(round(units))
-    if k == 0:
-        return img
-    full = cv2.cvtColor(img, cv2.COLOR_RGB2HSV_FULL)
-    lut = ((np.arange(256) + k) % 256).astype(np.uint8)
-    full[..., 0] = cv2.LUT(full[..., 0], lut)
-    return cv2.cvtColor(full, cv2.COLOR_HSV2RGB_FULL)
+    return hue_turn(cv2.cvtColor(obs.astype(np.uint8), cv2.COLOR_RGB2HSV_FULL)[mask], _ref_fit(ref_small, mask).hsv)
 
 
 def open_stack(masks: np.ndarray) -> np.ndarray:

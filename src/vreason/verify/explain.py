@@ -15,7 +15,7 @@ regions (where an answer may be written in any honest style, or where a moving o
   presentation times (a constant rotation, a slow zoom); the gain is fitted per frame (exposure flicker). A frame
   the interpolated warp does not explain is aligned on its own before it is called unexplained. A global hue
   turn of the first frame against the start image (a camera's white balance) is undone on every frame first
-  (:func:`vreason.synth.camera.hue_undone`): a per-channel gain cannot model it once the page clips.
+  (:func:`vreason.verify.hue.hue_undone`): a per-channel gain cannot model it once the page clips.
 
 Cost: a frame identical (within codec noise: every 4×4 block mean within :data:`SAME_LEVEL` levels) to the last
 frame that was checked in full, with the same warp, reuses that verdict; held and still stretches cost a
@@ -232,7 +232,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     start image the first frame may differ in (default none). ``final``: the expected final picture, used to
     align the last frame (default ``start``). ``stop_after``: stop after this many unexplained frames (the
     verdict is already known; None checks all)."""
-    from vreason.synth.camera import hue_undone
+    from vreason.verify.hue import hue_undone
 
     h, w = start.shape[:2]
     n = len(frames)
