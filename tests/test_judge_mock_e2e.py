@@ -82,9 +82,16 @@ PROTOCOLS = {"rise": _rise, "ruler": _ruler, "mmecof": _mmecof, "tivibench": _ti
              "pai-u": _pai_u}
 
 
+_FIXTURES: dict[str, list[str]] = {}
+"""Each test's fixture (data + videos), written once: a second write of the same frames may encode to other bytes
+(x264's threads), and then the mock judge, whose replies hash the frames' pixels, answers otherwise."""
+
+
 def _run(tmp_path, name: str, workers: int, quality: float = 0.5):
     root = str(tmp_path / "fixture")
-    args = PROTOCOLS[name](root)
+    if root not in _FIXTURES:
+        _FIXTURES[root] = PROTOCOLS[name](root)
+    args = _FIXTURES[root]
     runs = str(tmp_path / "runs")
     run_name = f"w{workers}"
     res = CliRunner().invoke(app, ["run", *args, "--runs", runs, "--name", run_name, "--judge",
