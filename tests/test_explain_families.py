@@ -40,8 +40,9 @@ class Fam:
     """Principle → the generated cheat kinds the scene must leave unexplained."""
     not_scene: dict[str, str] = field(default_factory=dict)
     """Kind → why it is not checked here (another check's job, or a known limit of the scene)."""
-    min_mark_opacity: float = 0.0
-    """A ``mark`` fainter than this is skipped: it can lie below the shared residual's floor (a known limit)."""
+    min_mark_opacity: float = 0.3
+    """A ``mark`` fainter than this is skipped: it can lie below the shared residual's floor (a known limit,
+    docs/suite_validity.md: e.g. a 10×9 light-blue dot at 0.24 in odd-one-out, a 13×8 dot at 0.14 in a maze)."""
     slow_only: dict[str, str] = field(default_factory=dict)
     """Listed kinds left to the ``slow`` sweep (never drawn for the default run), with the reason."""
 
@@ -69,16 +70,14 @@ FAMILIES: dict[str, Fam] = {
     "maze": Fam(("easy", "hard"), "easy",
                 {"P1": ("mark", "ghost"), "P2": ("drop_object", "blank_frame")}),
     "oddoneout": Fam(("medium",), "medium",
-                     {"P1": ("mark", "clone"), "P2": ("blank_frame",), "P3": ("start_final",)},
-                     min_mark_opacity=0.3),  # a 10×9 light-blue dot at 0.24 is explained (seed 173354597)
+                     {"P1": ("mark", "clone"), "P2": ("blank_frame",), "P3": ("start_final",)}),
     "sequence": Fam(("medium",), "medium",
                     {"P1": ("clone",), "P2": ("drop_object", "blank_frame"), "P3": ("start_final",)},
                     {"mark": _FAINT}),
     "sliding": Fam(("easy",), "easy", {"P1": ("mark", "clone"), "P2": ("blank_frame",)}, min_mark_opacity=0.5),
     "sorting": Fam(("easy",), "easy", {"P1": ("mark", "clone"), "P2": ("blank_frame",)}, min_mark_opacity=0.5),
     "symmetry": Fam(("medium",), "medium",
-                    {"P1": ("mark", "clone"), "P2": ("blank_frame",), "P3": ("start_final",)},
-                    min_mark_opacity=0.3),
+                    {"P1": ("mark", "clone"), "P2": ("blank_frame",), "P3": ("start_final",)}),
     "toolqa": Fam(("medium",), "medium",
                   {"P1": ("mark", "clone"), "P2": ("blank_frame",), "P3": ("start_final",)}),
 }
