@@ -42,13 +42,11 @@ def hue_undone(frames: list[np.ndarray], start: np.ndarray) -> list[np.ndarray]:
         return frames
     h, w = start.shape[:2]
     size = (max(1, w // 4), max(1, h // 4))
-    ref = cv2.resize(start[..., :3], size, interpolation=cv2.INTER_AREA).astype(np.float32)
-    ref_u8 = ref.astype(np.uint8)
-    mask = cv2.erode((cv2.cvtColor(ref_u8, cv2.COLOR_RGB2HSV)[..., 1] > 90).astype(np.uint8),
+    ref = cv2.resize(np.ascontiguousarray(start[..., :3]), size, interpolation=cv2.INTER_AREA)
+    mask = cv2.erode((cv2.cvtColor(ref, cv2.COLOR_RGB2HSV)[..., 1] > 90).astype(np.uint8),
                      np.ones((3, 3), np.uint8)) > 0
-    obs = cv2.resize(np.ascontiguousarray(frames[0][..., :3]), size, interpolation=cv2.INTER_AREA).astype(np.float32)
-    turn = hue_turn(cv2.cvtColor(obs.astype(np.uint8), cv2.COLOR_RGB2HSV_FULL)[mask],
-                    cv2.cvtColor(ref_u8, cv2.COLOR_RGB2HSV_FULL)[mask])
+    obs = cv2.resize(np.ascontiguousarray(frames[0][..., :3]), size, interpolation=cv2.INTER_AREA)
+    turn = hue_turn(cv2.cvtColor(obs, cv2.COLOR_RGB2HSV_FULL)[mask], cv2.cvtColor(ref, cv2.COLOR_RGB2HSV_FULL)[mask])
     if abs(turn) < 1.0:
         return frames
     return [rotate_hue(np.ascontiguousarray(f[..., :3]), -turn) for f in frames]
