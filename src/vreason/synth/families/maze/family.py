@@ -237,6 +237,7 @@ class Maze(TaskFamily):
         return maze_scene(self, state, cfg)
 
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
+        from vreason.synth.camera import camera_undone
         from vreason.synth.families.maze import check as mc
 
         w0, h0 = state["canvas"]
@@ -255,9 +256,10 @@ class Maze(TaskFamily):
             return VerifyResult(0.0, False, {**ev, "reasons": [bad.evidence["reason"]]})
         scene: dict[str, bool] = {}
         ft.explain_check(self, full, t, state, cfg, scene, ev)
-        frames, box = draw.crop_letterbox(frames)
-        ev["letterbox"] = box
-        f = draw.stack(frames, w, h)
+        # the walls and the agent are read with the camera undone (the first frame aligned to the start
+        # picture, the last to the final one, interpolated between: a constant rotation, a slow zoom)
+        pics = self.scene(state, cfg)
+        f = draw.stack(camera_undone(full, t, pics.start, pics.final), w, h)
         T = len(f)
         hsv = draw.to_hsv(f)
         walls = draw.hsv_mask(hsv[0], "black")
