@@ -73,6 +73,31 @@ def test_diffusers_wan_i2v_generates_scores_reports_deterministically(tmp_path, 
     assert np.array_equal(_frames(again.path), a0)
 
 
+def test_t2v_pipeline_on_an_image_sample_fails_or_falls_back_per_protocol_in_process(tmp_path, pipelines):
+    """The generator's own decision, without a run: the spec's per-protocol override turns the fallback on for
+    synth only; without it the image sample fails with the reason. (`make test`'s fast form of the slow run below:
+    the run path itself is the Wan test's.)"""
+    from vreason.generate.spec import build, parse_models
+    from vreason.synth.suite import build_samples
+
+    (sample,) = build_samples(["maze"], ["easy"], 1, 0, out_dir=str(tmp_path / "suite"))
+    spec = tmp_path / "cog.yaml"
+    spec.write_text(f"kind: diffusers\ntarget: {pipelines['cog']}\nname: cog\nparams: {SMALL}\n"
+                    "protocols: {synth: {t2v_fallback: true}, rise: {t2v_fallback: false}}\n")
+    (entry,) = parse_models([str(spec)])
+    strict, loose = build(entry, "rise"), build(entry, "synth")
+    bad = strict.generate(sample, 0, str(tmp_path / "bad.mp4"))
+    assert bad.status == VideoStatus.failed and "CogVideoXPipeline cannot take an input image" in bad.reason
+    assert not os.path.exists(tmp_path / "bad.mp4")
+    good = loose.generate(sample, 0, str(tmp_path / "good.mp4"))
+    assert good.status == VideoStatus.ok and good.manifest.params["pipeline"] == "CogVideoXPipeline"
+    assert good.manifest.params["t2v_fallback"] and good.manifest.params["input_image"] is None
+    assert _frames(good.path).shape[0] > 1  # a video was written (CogVideoX rounds the frame count to its latent steps)
+
+
+# slow: two CLI runs, each starting a generation worker that imports diffusers (≈ 10 s each); make test keeps the
+# in-process form above and the Wan run's path
+@pytest.mark.slow
 def test_diffusers_t2v_pipeline_on_image_samples_fails_or_falls_back_per_protocol(tmp_path, pipelines):
     strict = tmp_path / "strict.yaml"
     strict.write_text(f"kind: diffusers\ntarget: {pipelines['cog']}\nname: cog-strict\nparams: {SMALL}\n")
