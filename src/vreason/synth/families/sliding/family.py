@@ -113,20 +113,27 @@ class Sliding(TaskFamily):
 
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
+        from vreason.synth.base import frame_times
+        from vreason.synth.camera import camera_undone
         from vreason.synth.families.sliding.check import check_video
 
         frames, bad = ft.usable(frames, cfg)
         if bad is not None:
             return bad
-        checks, evidence = check_video(frames, state, Painter(state, cfg))
-        if self.scene_check:
-            from vreason.synth.base import frame_times
-
-            try:
-                t = frame_times(len(frames), cfg, times)
-            except ValueError as exc:
-                return ft.zero(str(exc))
-            ft.explain_check(self, frames, t, state, cfg, checks, evidence)
+        try:
+            t = frame_times(len(frames), cfg, times)
+        except ValueError as exc:
+            return ft.zero(str(exc))
+        painter = Painter(state, cfg)
+        scene: dict[str, bool] = {}
+        scene_ev: dict[str, Any] = {}
+        ft.explain_check(self, frames, t, state, cfg, scene, scene_ev)
+        # the board is read with the camera undone (the first frame aligned to the start board, the last to
+        # the target board, interpolated between: a constant rotation, a slow zoom)
+        seen = camera_undone(frames, t, painter.board(tuple(state["start"])), painter.board(tuple(state["target"])))
+        checks, evidence = check_video(seen, state, painter)
+        checks.update(scene)
+        evidence.update(scene_ev)
         dbg = _debug(frames[-1], state, evidence.get("final_reading"))
         return ft.finish(checks, evidence, dbg, goal=("reaches_target",))
 
