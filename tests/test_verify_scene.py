@@ -192,6 +192,34 @@ def test_alignment_refuses_what_no_camera_wobble_explains():
     assert np.allclose(blank.warp, [[1, 0, 0], [0, 1, 0]], atol=0.05) or not blank.ok
 
 
+def test_a_brighter_exposure_that_clips_the_light_greys_is_measured_and_explained():
+    """A white page with light-grey panels (236, 228) and one dark cluster (80–90): ×1.15 clips the page and the
+    panels, leaving levels too close to measure a gain — the offset alone (+12) left the 228 panel unexplained.
+    The clipped levels bound the gain; H.264's 250–253s in the clipped page read as the clip."""
+    from vreason.verify.frame_check import _declip
+
+    r = rng(300, CAMERA_SEED)
+    page = np.full((360, 640, 3), 255, np.uint8)
+    page[20:340, 20:320] = 236
+    page[40:320, 340:620] = 228
+    for _ in range(12):
+        x, y = int(r.integers(40, 560)), int(r.integers(40, 280))
+        page[y:y + 30, x:x + 40] = (80, 80, 80) if r.random() < 0.5 else (40, 90, 230)
+    k = float(r.uniform(1.13, 1.16))  # 228 · 1.13 clips too
+    bright = np.clip(page.astype(np.float32) * k, 0, 255).astype(np.uint8)
+    (got,) = h264([bright])
+    gain, off = al.gain_offset(got, page)
+    assert float(gain.min()) >= 1.05, (gain, off, k)
+    fixed = _declip(got, al.undo_gain(got, gain, off), page, gain, off)
+    res = rs.residual(fixed, page, valid=np.pad(np.ones((352, 632), bool), 4))
+    assert res.explained(), (res.as_json(), gain, off, k)
+    dark = page.copy()  # a dark grey mark on a clipped panel stays unexplained
+    dark[100:130, 100:160] = 150
+    bad = np.clip(dark.astype(np.float32) * k, 0, 255).astype(np.uint8)
+    fixed = _declip(bad, al.undo_gain(bad, gain, off), page, gain, off)
+    assert not rs.residual(fixed, page).explained()
+
+
 # ------------------------------------------------------------------ residual
 def ycc(c) -> np.ndarray:
     import cv2

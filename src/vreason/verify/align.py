@@ -240,6 +240,7 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     unclipped = (py > 1) & (py < 254)  # a level whose median clips says only "at least"/"at most"
     if not unclipped.any():
         return None
+    hi_x, lo_x = px[py >= 254], px[py <= 1]
     big, py, px = big[unclipped], py[unclipped], px[unclipped]
     wts = np.sqrt(counts[big].astype(np.float64))
     if len(big) >= 2 and float(px.max() - px.min()) >= 40:
@@ -250,7 +251,28 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     order = np.argsort(d)
     cw = np.cumsum(wts[order])
     b = float(d[order][np.searchsorted(cw, cw[-1] / 2)])
-    return (1.0, b) if -60 <= b <= 60 else None
+    if not -60 <= b <= 60:
+        return None
+    return _clip_consistent(b, px, py, wts, hi_x, lo_x)
+
+
+def _clip_consistent(b: float, px: np.ndarray, py: np.ndarray, wts: np.ndarray, hi_x: np.ndarray,
+                     lo_x: np.ndarray) -> tuple[float, float]:
+    """The offset-only fit ``(1, b)`` made consistent with the levels whose median clipped: a level the frame
+    shows at 254–255 (0–1) must map there. A brighter exposure clips a light page and its light greys, leaving
+    one unclipped cluster (dark text, saturated colours) — too narrow to measure the gain, so the offset alone
+    said +12 where the exposure was ×1.15 and the clipped greys were then unexplained. The gain is then the
+    least (at most 1.6) that lifts every clipped-high level to the clip and sinks every clipped-low one to 0,
+    about the unclipped levels' weighted mean."""
+    x0 = float(np.average(px, weights=wts))
+    y0 = float(np.average(py, weights=wts))
+    need = [1.0]
+    need += [(253.5 - y0) / (x - x0) for x in hi_x if x > x0 + 8 and x + b < 253.5]
+    need += [(y0 - 1.5) / (x0 - x) for x in lo_x if x < x0 - 8 and x + b > 1.5]
+    a = min(1.6, max(need))
+    if a <= 1.0:
+        return 1.0, b
+    return a, y0 - a * x0
 
 
 def undo_gain(img: np.ndarray, gain: np.ndarray, offset: np.ndarray) -> np.ndarray:

@@ -38,6 +38,9 @@ chroma's 4×4 averaging, an edge's range, and enough of whatever touches the cha
 little in every frame (a stroke drawn slowly) is measured longer than :data:`MAX_BLOB`."""
 GAIN_SAMPLES = 100_000
 """Pixels used to fit a frame's gain and offset (a regular subsample; two numbers per channel)."""
+CLIP_NOISE = 6
+"""Levels of codec noise a clipped flat area shows below (above) the clip (H.264 at the suite's quality: 253s
+in a page brightened to 255)."""
 
 
 @dataclass
@@ -62,11 +65,17 @@ def _declip(raw: np.ndarray, fixed: np.ndarray, expected: np.ndarray, gain: np.n
             off: np.ndarray) -> np.ndarray:
     """A clipped observation only bounds the true value: a channel at 254–255 (0–1) in the frame as decoded is
     explained wherever the expected value is at least (at most) what the exposure maps to the clip, within 6
-    levels — a page brightened by 15% clips to white and is still the page."""
+    levels — a page brightened by 15% clips to white and is still the page. Where the exposure maps the
+    expected value :data:`CLIP_NOISE` levels or more past the clip, an observation within :data:`CLIP_NOISE`
+    of it is that clip plus codec noise (H.264 leaves 253s in a clipped page; corrected as unclipped they read
+    25 levels darker than the 255s next to them, frame to frame)."""
     lo = (253.5 - off) / gain - 6
     hi = (1.5 - off) / gain + 6
     e = expected.astype(np.float32)
     m = ((raw >= 254) & (e >= lo)) | ((raw <= 1) & (e <= hi))
+    far_hi = (254 + CLIP_NOISE - off) / gain
+    far_lo = (1 - CLIP_NOISE - off) / gain
+    m |= ((raw >= 254 - CLIP_NOISE) & (e >= far_hi)) | ((raw <= 1 + CLIP_NOISE) & (e <= far_lo))
     return np.where(m, expected, fixed) if m.any() else fixed
 
 
