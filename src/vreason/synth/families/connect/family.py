@@ -188,6 +188,7 @@ class Connect(TaskFamily):
         import cv2
 
         from vreason.synth import frametools as ft
+        from vreason.synth.camera import camera_undone
         from vreason.synth.families.connect import check as cc
 
         w0, h0 = state["canvas"]
@@ -206,9 +207,11 @@ class Connect(TaskFamily):
             return VerifyResult(0.0, False, {**ev, "reasons": [bad.evidence["reason"]]})
         scene: dict[str, bool] = {}
         ft.explain_check(self, full, t, state, cfg, scene, ev)
+        # the board is read with the camera undone (the first frame aligned to the start picture, the last to
+        # the solved one, interpolated between: a constant rotation, a slow zoom)
+        pics = self.scene(state, cfg)
+        f = draw.stack(camera_undone(full, t, pics.start, pics.final), w, h)
         del full
-        frames, ev["letterbox"] = draw.crop_letterbox(frames)
-        f = draw.stack(frames, w, h)
         T = len(f)
         # work on the board only (plus half a cell of margin): the rest of the canvas is blank
         pad = grid.cell * 0.5
