@@ -172,15 +172,9 @@ def _relative(frame: np.ndarray, first_grey: np.ndarray, init: np.ndarray | None
     ``init`` or the identity): two frames of one camera and one codec align far more precisely than a frame and
     a rendering. ``mask``: the first frame's pixels the task never changes (what moved must not pull the camera).
     None when ECC does not converge or the move is not a plausible camera's."""
-    from vreason.verify import align as al
+    from vreason.verify.align import relative
 
-    h, w = first_grey.shape
-    start = _IDENT if init is None else init
-    got = al._ecc(_grey0(frame), first_grey.copy(), al._invert(start), mask)  # OpenCV's ECC: first → frame
-    if got is None:
-        return None
-    rel = al._invert(al._similar(got[0]))
-    return rel if al._plausible(rel, (w, h)) else None
+    return relative(_grey0(frame), first_grey, init, mask)
 
 
 def _still_mask(start: np.ndarray, final: np.ndarray | None, a0: np.ndarray) -> np.ndarray | None:
