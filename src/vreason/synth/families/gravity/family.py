@@ -165,7 +165,13 @@ class Gravity(TaskFamily):
         scene_checks: dict[str, bool] = {}
         scene_ev: dict[str, Any] = {}
         ft.explain_check(self, frames, t, state, cfg, scene_checks, scene_ev)  # off: see scene_check
-        # the scene has only horizontal edges (the floor): a shake is undone vertically
+        # a constant rotation or a slow zoom undone (frame 0 against the start picture, the last frame's floor
+        # and ball size: :mod:`.camera`), then a shake vertically (the scene's only edges besides the ball are
+        # horizontal: the floor)
+        from vreason.synth.families.gravity.camera import undo_camera
+        from vreason.synth.families.gravity.scene import render_ball
+
+        frames, camera = undo_camera(frames, t, state, render_ball(_background(state, cfg), state, *state["start"]))
         frames, shifts = ft.stabilise(frames, _background(state, cfg), axes="y")
         track = track_ball(frames, state)
         found = sum(p is not None for p in track)
@@ -177,6 +183,7 @@ class Gravity(TaskFamily):
         checks.update(scene_checks)
         evidence.update(scene_ev)
         evidence["camera_shift_max_px"] = float(np.abs(np.array(shifts)).max())
+        evidence["camera"] = camera
         return ft.finish(checks, evidence, _debug(frames[0], track, state),
                          goal=("final_position", "end_state_holds"))
 

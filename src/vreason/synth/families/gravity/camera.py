@@ -1,0 +1,140 @@
+"""Gravity's camera (issue 24, principle 5): a constant rotation or a slow zoom undone before the ball is tracked.
+
+The scene has one structure besides the ball, the floor line, and the ball is what the checks measure, so the
+shared estimate against a whole picture (:func:`vreason.synth.camera.camera_undone`, which aligns the last
+frame to the final picture) would move the ball onto its final place and absorb a wrong end. Here:
+
+* frame 0 is aligned to the start picture (:func:`vreason.verify.align.align`: the hanging ball and the floor
+  fix a similarity; the ball must be at its start there anyway);
+* in the last frame the camera is read from what the ball's place does not decide: the floor edge's slope and
+  height (sub-pixel per column, a robust line fit, columns near the ball left out) give the rotation and the
+  vertical place, the ball's area against frame 0's gives the zoom (the same mask rule in both frames, so the
+  codec's and the threshold's bias cancel), and the horizontal place is frame 0's (the zoom and rotation turn
+  about the picture's centre column: a pan along a featureless floor cannot be told from a moved ball);
+* the warp is interpolated over the frame times between the two (as the shared estimate does).
+
+The zoom is clipped to :data:`MAX_ZOOM` and the rotation to :data:`MAX_ROT_DEG` (the honest camera's bounds).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from vreason.synth import frametools as ft
+
+MAX_ZOOM = 0.06
+MAX_ROT_DEG = 2.5
+BAND = 40
+"""Rows searched for the floor edge on each side of the rendered floor line, px."""
+
+
+def floor_line(frame: np.ndarray, state: dict[str, Any], skip_x: float | None) -> tuple[float, float] | None:
+    """The floor edge (sky above, dark line below) as ``y = a·x + b`` in ``frame``'s pixels, or None."""
+    import cv2
+
+    g = cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    h, w = g.shape
+    fy = int(state["floor_y"])
+    y0, y1 = max(1, fy - BAND), min(h - 1, fy + BAND)
+    if y1 - y0 < 20:
+        return None
+    xs, ys = [], []
+    half = (state["r"] + 8) * 1.2
+    for x in range(4, w - 4, 4):
+        if skip_x is not None and abs(x - skip_x) <= half:
+            continue
+        col = g[y0:y1, x - 1:x + 2].mean(axis=1)
+        hi, lo = float(np.median(col[:8])), float(np.min(col))
+        if hi - lo < 40:
+            continue
+        m = (hi + lo) / 2
+        below = np.flatnonzero(col < m)
+        if below.size == 0 or below[0] == 0:
+            continue
+        k = int(below[0])
+        frac = (col[k - 1] - m) / max(1e-6, col[k - 1] - col[k])
+        xs.append(float(x))
+        ys.append(y0 + k - 1 + float(frac))
+    if len(xs) < 12:
+        return None
+    x_a, y_a = np.array(xs), np.array(ys)
+    keep = np.ones(len(x_a), bool)
+    for _ in range(3):
+        a, b = np.polyfit(x_a[keep], y_a[keep], 1)
+        res = np.abs(y_a - (a * x_a + b))
+        keep = res <= max(1.0, 3 * 1.4826 * float(np.median(res[keep])))
+        if keep.sum() < 12:
+            return None
+    a, b = np.polyfit(x_a[keep], y_a[keep], 1)
+    return float(a), float(b)
+
+
+def ball_area(frame: np.ndarray, state: dict[str, Any]) -> tuple[float, float, float] | None:
+    """(x, y, area) of the ball-sized blob of the ball's hue in ``frame`` (full size), or None."""
+    import cv2
+
+    from vreason.synth.families.gravity.check import HUE_MARGIN, S_MIN, V_MIN
+
+    mask = ft.hue_mask(ft.hsv(frame), state["hue"], HUE_MARGIN, S_MIN, V_MIN).astype(np.uint8)
+    n, _, stats, cents = cv2.connectedComponentsWithStats(mask, connectivity=8)
+    want = np.pi * state["r"] ** 2
+    best, err = None, 1e9
+    for i in range(1, n):
+        ratio = stats[i, cv2.CC_STAT_AREA] / want
+        if 0.5 <= ratio <= 2.0 and abs(np.log(ratio)) < err:
+            best, err = (float(cents[i][0]), float(cents[i][1]), float(stats[i, cv2.CC_STAT_AREA])), abs(np.log(ratio))
+    return best
+
+
+def _similarity(scale: float, theta: float, src: tuple[float, float], dst: tuple[float, float]) -> np.ndarray:
+    """2×3 map turning by ``theta`` and scaling by ``scale`` about ``src``, which lands on ``dst``."""
+    c, s = scale * np.cos(theta), scale * np.sin(theta)
+    rot = np.array([[c, -s], [s, c]])
+    return np.hstack([rot, (np.array(dst) - rot @ np.array(src))[:, None]])
+
+
+def undo_camera(frames: list[np.ndarray], times: np.ndarray, state: dict[str, Any],
+                start: np.ndarray) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """The frames brought onto the start picture's grid (see the module) and the camera's evidence."""
+    import cv2
+
+    from vreason.verify.align import align
+
+    if len(frames) < 2:
+        return frames, {"camera": "one frame"}
+    h, w = start.shape[:2]
+    ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
+    a0 = align(frames[0], start, quick=True, photometric=False)
+    w0 = a0.warp if a0.ok else ident  # frame 0 → reference
+    m0 = cv2.invertAffineTransform(w0)  # reference → frame 0
+    ev: dict[str, Any] = {"frame0": a0.as_json()}
+    ref_line = floor_line(start, state, float(state["start"][0]))
+    b0, bn = ball_area(frames[0], state), ball_area(frames[-1], state)
+    line = floor_line(frames[-1], state, None if bn is None else bn[0])
+    mn = m0
+    if ref_line is not None and line is not None:
+        z0 = float(np.hypot(m0[0, 0], m0[1, 0]))
+        ratio = 1.0 if b0 is None or bn is None else float(np.sqrt(bn[2] / b0[2]))
+        scale = z0 * float(np.clip(ratio, 1 - MAX_ZOOM, 1 + MAX_ZOOM))
+        theta = float(np.clip(np.arctan(line[0]) - np.arctan(ref_line[0]), -np.radians(MAX_ROT_DEG),
+                              np.radians(MAX_ROT_DEG)))
+        src = (w / 2, ref_line[0] * w / 2 + ref_line[1])  # the floor edge at the centre column
+        x_n = float(m0[0, 0] * src[0] + m0[0, 1] * src[1] + m0[0, 2])  # frame 0's horizontal place
+        mn = _similarity(scale, theta, src, (x_n, line[0] * x_n + line[1]))
+        ev["last"] = {"zoom": round(scale, 4), "rotation_deg": round(float(np.degrees(theta)), 3),
+                      "floor_y": round(line[0] * x_n + line[1], 2), "ball_area_ratio": round(ratio ** 2, 4)}
+    t = np.asarray(times, np.float64)
+    span = float(t[-1] - t[0]) or 1.0
+    corners = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], np.float64)
+    out = []
+    for f, ti in zip(frames, t, strict=True):
+        u = float(ti - t[0]) / span
+        m = (1 - u) * m0 + u * mn  # reference → frame
+        if float(np.abs(corners @ (m - ident).T).max()) <= 0.05:
+            out.append(f)
+            continue
+        out.append(cv2.warpAffine(np.ascontiguousarray(f[..., :3]), m, (w, h),
+                                  flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE))
+    return out, ev
