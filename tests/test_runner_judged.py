@@ -39,10 +39,11 @@ def test_dry_run_sends_and_stores_nothing_then_real_run_and_resume(tmp_path):
         assert len(judged) and judged.judge.str.contains("judge").all()
         assert judged.evidence.str.contains("raw_reply").all() and judged.frame_policy.notna().all()
 
-        again = Runner(cfg()).run()  # resume: every unit already done, no request
+        # the runs below check units and requests only: no report (≈ 3–8 s each; the real run above wrote one)
+        again = Runner(cfg(aggregate=False)).run()  # resume: every unit already done, no request
         assert again.units_skipped == real.units_total and srv.count == sent
 
-        retry = Runner(cfg(retry_failed=True)).run()  # nothing failed: still nothing to do
+        retry = Runner(cfg(retry_failed=True, aggregate=False)).run()  # nothing failed: still nothing to do
         assert retry.units_run == {} and srv.count == sent
 
         # a fresh run directory holding the same judge cache file answers from it: zero requests
@@ -51,7 +52,8 @@ def test_dry_run_sends_and_stores_nothing_then_real_run_and_resume(tmp_path):
         shutil.copy(os.path.join(run_dir, "judge_cache.sqlite"), os.path.join(run2, "judge_cache.sqlite"))
         fresh = Runner(RunConfig(protocol="rise", run_dir=run2, models=["good"],
                                  options={"data": data, "videos": videos, "n_boot": 100},
-                                 judges={"default": f"vllm:judge@{srv.base_url}"}, workers=1)).run()
+                                 judges={"default": f"vllm:judge@{srv.base_url}"}, workers=1,
+                                 aggregate=False)).run()
         assert fresh.units_run == {"ok": real.units_total} and srv.count == sent
         with RunStore(run2) as st:
             assert (st.scores_frame().evidence.str.contains('"cached": true')).any()
