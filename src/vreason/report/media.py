@@ -102,6 +102,18 @@ def _save_gif(frames: list[np.ndarray], path: str) -> None:
     os.replace(tmp, path)
 
 
+def _cached(job: MediaJob) -> MediaResult | None:
+    """The job's result when every file it writes is fresh (nothing to decode), else None."""
+    try:
+        mtime = os.path.getmtime(job.video)
+    except OSError:
+        return None  # build_one names the reason
+    outs = [job.thumb, *(v[0] for v in job.strips.values()), *([str(job.animation)] if job.animation else [])]
+    if all(_fresh(o, mtime) for o in outs):
+        return MediaResult(video=job.video, cached=len(outs))
+    return None
+
+
 def build_one(job: MediaJob) -> MediaResult:
     """Write the thumbnail and strips of one video (skipping fresh files)."""
     from vreason.frames.video import probe, read_frames, resize_max_side
@@ -142,7 +154,16 @@ def build_one(job: MediaJob) -> MediaResult:
 
 
 def build_media(jobs: list[MediaJob], workers: int | None = None) -> list[MediaResult]:
-    """Run the jobs in a process pool (``workers`` defaults to the CPU count; 1 runs inline)."""
+    """Run the jobs in a process pool (``workers`` defaults to the CPU count; 1 runs inline). Jobs whose files
+    are all fresh are answered here, without a pool: a report rebuilt over an unchanged run (a resume with
+    nothing to do, ``vreason report`` again) starts no worker."""
+    results: list[MediaResult | None] = [_cached(j) for j in jobs]
+    todo = [j for j, r in zip(jobs, results, strict=True) if r is None]
+    built = iter(_build_all(todo, workers))
+    return [r if r is not None else next(built) for r in results]
+
+
+def _build_all(jobs: list[MediaJob], workers: int | None) -> list[MediaResult]:
     workers = workers or os.cpu_count() or 1
     if workers <= 1 or len(jobs) < 8:
         return [build_one(j) for j in jobs]
