@@ -139,7 +139,28 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
         dist = np.hypot(xx[y0:y1, x0:x1] - tip[0], yy[y0:y1, x0:x1] - tip[1])
         free[y0:y1, x0:x1] |= np.abs(dist - cap) <= RING_PX
 
-    def render(cov: np.ndarray, neck: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def touch(frame: np.ndarray, k: int, s: int, e: int) -> float:
+        """Distance (px from the dot's centre) of the tip of colour ``k``'s line on segment ``s`` that meets the
+        dot at end ``e`` without its full width: of the tips from half a cap inside the dot's rim to a cap and
+        2 px outside it (1/2 px apart), the one whose drawing matches the frame best around the rim (the
+        centre-line samples cannot tell a tip touching the rim from one a pixel short: codec tint fills the gap)."""
+        u = (ends[s, 1 - e] - ends[s, e]) / grid.cell
+        mid = ends[s, e] + u * (dot_r + cap / 2)
+        half = int(np.ceil(cap + 6))
+        x0, x1 = max(0, int(mid[0]) - half), min(w, int(mid[0]) + half + 1)
+        y0, y1 = max(0, int(mid[1]) - half), min(h, int(mid[1]) + half + 1)
+        obs = frame[y0:y1, x0:x1, :3].astype(np.int16)
+        best, best_d = np.inf, dot_r + cap / 2
+        for d in np.arange(dot_r - cap / 2, dot_r + cap + 2.01, 0.5):
+            img = base[y0:y1, x0:x1].copy()
+            tip = ends[s, e] + u * d - np.array([x0, y0])
+            draw.thick_line(img, tuple(tip), tuple(tip + u * 4 * half), lw, rgbs[k])
+            err = float(np.abs(img.astype(np.int16) - obs).sum())
+            if err < best:
+                best, best_d = err, float(d)
+        return best_d
+
+    def render(cov: np.ndarray, neck: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         img = base.copy()
         free = np.zeros((h, w), bool)
         run, full = runs(cov)
@@ -158,7 +179,7 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
                     cell = segs[s][e]
                     if own[k, s, e] > cap + TIP_SLACK_PX:  # a dot of the line's colour
                         if not neck[k, s, e]:  # the tip touches the dot's rim, its full width not yet
-                            pts[e] = ends[s, e] + (ends[s, 1 - e] - ends[s, e]) / grid.cell * (dot_r + cap / 2)
+                            pts[e] = ends[s, e] + (ends[s, 1 - e] - ends[s, e]) / grid.cell * touch(frame, k, s, e)
                             ring_at(free, pts[e])
                         continue
                     if degree[cell] != 1:
@@ -194,7 +215,7 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
         if lost.max() > LOST_CELLS:
             k = int(np.argmax(lost))
             return f"the {colours[k]} line lost {lost[k]:.2f} cell of what it had drawn (a line never vanishes)"
-        img, free = render(cov, neck)
+        img, free = render(cov, neck, frame)
         return img, free
 
     return Scene(start, expect, final=final)
