@@ -154,3 +154,17 @@ def test_synth_generate_then_score_your_own_videos(tmp_path):
     assert len(ok) == 5 and all(s["passed"] and s["value"] == 1.0 for s in ok)
     headline = (tmp_path / "runs" / "byo" / "report" / "leaderboard.md").read_text()
     assert "mine" in headline
+
+
+def test_the_cli_starts_without_the_heavy_libraries():
+    """`vreason <command>` imports what the command needs, when it runs: loading the CLI itself pulls in no
+    data or media library (pandas alone cost ≈ 1–3 s per process, paid by every subprocess a run or a test
+    starts)."""
+    import subprocess
+    import sys
+
+    heavy = ("pandas", "numpy", "scipy", "cv2", "av", "PIL", "torch", "transformers", "openai", "httpx", "pyarrow")
+    code = ("import json, sys; import vreason.cli.main; "
+            f"print(json.dumps(sorted(m for m in {heavy!r} if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

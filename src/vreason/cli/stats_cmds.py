@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import typer
 from rich.table import Table
 
 from vreason.console import make_console
 from vreason.core.errors import ConfigError
-from vreason.report.cells import text_frame
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 console = make_console(stderr=True)
 out = make_console()
@@ -29,6 +31,9 @@ def _out_dir(run_dir: str, out_dir: str | None) -> str:
 
 
 def _markdown(title: str, tables: dict[str, pd.DataFrame], notes: list[str]) -> str:
+    import pandas as pd
+
+    from vreason.report.cells import text_frame
     from vreason.report.writer import md_text
 
     lines = [f"# {md_text(title)}", ""] + [f"- {md_text(n)}" for n in notes] + [""]
@@ -66,6 +71,8 @@ def _write(dest: str, stem: str, title: str, tables: dict[str, pd.DataFrame], no
 
 def _print(name: str, df: pd.DataFrame, columns: list[str] | None = None) -> None:
     cols = [c for c in (columns or list(df.columns)) if c in df.columns]
+    from vreason.report.cells import text_frame
+
     table = Table(title=name)
     text, numeric = text_frame(df[cols])
     for c, num in zip(cols, numeric, strict=True):

@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import os
 import secrets
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 import typer
 
 from vreason.core.errors import ConfigError, MissingExtraError
 from vreason.report.serve_guard import COOKIE, LOCAL_HOSTS, guard, host_name  # noqa: F401
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def _frame(run_dir: str) -> pd.DataFrame:
@@ -61,6 +63,8 @@ def compare(a: pd.DataFrame, b: pd.DataFrame, *, scorer: str | None = None, metr
              for r in joined.itertuples(index=False)]
 
     def num(x: float) -> float | None:
+        import pandas as pd
+
         return None if pd.isna(x) else round(float(x), 4)
 
     return {"scorer": scorer, "metric": metric, "n_pairs": len(pairs), "delta": num(delta), "ci_low": num(lo),
