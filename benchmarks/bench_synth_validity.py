@@ -171,7 +171,7 @@ def report_principles(results, fams, seed: int, violations: list[str]) -> None:
             cells.append(f"{cell or '-':>22}")
         print(f"{fam:<11}" + "".join(cells))
     print(f"total: {tot[1]} false passes of {tot[0]} cheats, {tot[3]} false fails of {tot[2]} honest cases, "
-          f"{tot[4]} not applicable")
+          f"{tot[4]} not applicable; target 0 / 0 in every family: {'met' if tot[1] == tot[3] == 0 else 'NOT met'}")
     violations.extend(bad)
 
 
@@ -215,11 +215,15 @@ def report_adversarial(results, fams, violations: list[str]) -> None:
                     bad.append(f"false pass {fam}/{diff}/{name}")
     print("\nadversarial set (scored through the run's scorer after H.264 encoding)")
     print(f"{'family':<11}{'cheats':>8}{'false pass':>12}{'honest':>8}{'false fail':>12}")
+    total = [0, 0, 0, 0]
     for fam in fams:
         c, fp, h, ff = stats[fam]
         print(f"{fam:<11}{c:>8}{fp:>12}{h:>8}{ff:>12}")
+        total = [a + b for a, b in zip(total, (c, fp, h, ff), strict=True)]
         if c == 0 or h == 0:
             violations.append(f"{fam}: no adversarial variants ran")
+    print(f"total: {total[1]} false passes of {total[0]} cheats, {total[3]} false fails of {total[2]} honest; "
+          f"target 0 / 0: {'met' if total[1] == total[3] == 0 else 'NOT met'}")
     violations.extend(bad)
 
 
