@@ -251,6 +251,32 @@ def explain_check(family: Any, frames: list[np.ndarray], times: Any, state: dict
     evidence["scene"] = ex.as_json()
 
 
+def scene_verdict(family: Any, frames: list[np.ndarray], times: Any, state: dict[str, Any], cfg: RenderConfig,
+                  checks: dict[str, bool], evidence: dict[str, Any], reasons: list[str]) -> None:
+    """:func:`explain_check` on a verifier's raw ``frames`` (``times``: their seconds or None): the frames are
+    prepared (:func:`usable`) and timed here; frames that cannot be prepared or timed fail the ``scene`` check
+    with the reason; a failed scene adds ``"scene: <reason>"`` to ``reasons``. Nothing when the family's
+    ``scene_check`` is off."""
+    from vreason.synth.base import frame_times
+
+    if not getattr(family, "scene_check", True):
+        return
+    prepared, bad = usable(frames, cfg)
+    t = None
+    if bad is None:
+        try:
+            t = frame_times(len(prepared), cfg, times)
+        except ValueError as exc:
+            bad = zero(str(exc))
+    if bad is not None or t is None:
+        checks["scene"] = False
+        evidence["scene"] = {"reason": (bad.evidence if bad else {}).get("reason", "")}
+    else:
+        explain_check(family, prepared, t, state, cfg, checks, evidence)
+    if not checks.get("scene", True):
+        reasons.append(f"scene: {evidence['scene'].get('reason', '')}")
+
+
 def finish(checks: dict[str, bool], evidence: dict[str, Any], debug: np.ndarray | None = None,
            goal: tuple[str, ...] = ()) -> VerifyResult:
     """Passed only when every check passes. Score (the suite's common scale, as maze/sorting/connect):
