@@ -71,7 +71,7 @@ def result(metric: CheckResult, extra: dict[str, bool] | None = None, evidence: 
     base = float(metric.score) if metric.score is not None else float(bool(metric.passed))
     score = base if all(checks[k] for k in checks if k != "tivibench_metric") else 0.5 * base
     if not metric.passed:  # the check's graded score already halves a broken process: cap, do not halve again
-        score = min(score, 0.5)
+        score = min(base, 0.5)  # (a cut fails the graph's metric and its scene alike: 0.5, not 0.25)
     why = [metric.reason] if metric.reason and not metric.passed else []
     why += list(reasons)
     ev: dict[str, Any] = {"checks": checks, "metric": {"backend": metric.backend, "passed": metric.passed,
