@@ -59,7 +59,10 @@ from vreason.verify.residual import MAX_BLOB, residual
 SOFT_SCALES = (1.0, 0.75, 0.5, 0.35)
 """A video decoded (or made) below the render size and enlarged back is softer than the rendering: the first
 frame picks the one of these resamplings (area down to this share, bilinear back up — what the scorer's
-preparation does) that leaves it the least residual, and every expected picture is softened alike."""
+preparation does) that explains it with the least residual, and every expected picture is softened alike. (The
+least residual alone picked a softening that did not explain it: a sudoku in a 2.39:1 letterbox decoded at 640 px
+is scaled by 0.744, its 1-px grid lines darker than the 0.75 softening's — 30 px unexplained — while the
+unsoftened rendering's range explains them; seed 5077.)"""
 STILL_PX = 0.75
 """A camera whose last frame moved less than this (px at the corners) against the first is taken as still."""
 
@@ -247,8 +250,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             ref = _soften(start, sc)
             fixed = _declip(raw, a.aligned, ref, a.gain, a.offset)
             res = residual(fixed, ref, start_free, valid=a.valid & inner)
-            got.append((float(res.excess.sum(dtype=np.int64)), sc, res, fixed))
-        _, soft, best, first_fixed = min(got, key=lambda g: g[0])
+            got.append((not res.explained(max_blob), float(res.excess.sum(dtype=np.int64)), sc, res, fixed))
+        _, _, soft, best, first_fixed = min(got, key=lambda g: g[:2])
         return best
 
     a0 = align(frames[0], start, quick=True)
