@@ -24,7 +24,12 @@ def _max_marks(fixed: list[np.ndarray], arrs: list[tuple[int, ...] | None], pain
     """Largest count of pixels, over the settled frames, that the render of the reading does not explain
     (marks, scribbles, a changed background or inset). A frame is settled when the two frames on each side
     (those that exist) have its reading: the first frames of a glide, still read as the old board, are not."""
-    none = np.zeros(fixed[0].shape[:2], bool)
+    from vreason.verify.frame_check import BORDER_PX
+
+    # the picture's outer BORDER_PX px are not read (the shared layer's rule): a letterbox crop of a picture
+    # decoded smaller (2.39:1 at 640 px wide) blends the bars' colour into the edge columns
+    none = np.ones(fixed[0].shape[:2], bool)
+    none[BORDER_PX:-BORDER_PX, BORDER_PX:-BORDER_PX] = False
     cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
     worst, where = 0, 0
     n = len(arrs)
