@@ -78,6 +78,13 @@ FAMILIES: dict[str, Fam] = {
     "sorting": Fam(("easy",), "easy", {"P1": ("mark", "clone"), "P2": ("blank_frame",)}, min_mark_opacity=0.5),
     "symmetry": Fam(("medium",), "medium",
                     {"P1": ("mark", "clone"), "P2": ("blank_frame",), "P3": ("start_final",)}),
+    "arithmetic": Fam(("easy", "hard"), "medium",
+                      {"P1": ("mark", "clone", "ghost"), "P2": ("drop_object", "blank_frame"),
+                       "P3": ("start_final",)}),
+    "choice": Fam(("easy", "hard"), "medium",
+                  {"P1": ("mark", "clone", "ghost"), "P2": ("drop_object", "blank_frame"), "P3": ("start_final",)}),
+    "numseq": Fam(("easy", "hard"), "medium",
+                  {"P1": ("mark", "clone", "ghost"), "P2": ("drop_object", "blank_frame"), "P3": ("start_final",)}),
     "toolqa": Fam(("medium",), "medium",
                   {"P1": ("mark", "clone"), "P2": ("blank_frame",), "P3": ("start_final",)}),
 }
@@ -86,6 +93,11 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("sequence", "drop_object"): "issue 24: a card dropped for one frame was explained (seed 58419, window [52, 1])",
     ("sequence", "clone"): "issue 24: a 12×3-px clone was explained (seed 58419)",
     ("connect", "mark"): "issue 24: an 18×15 box at 0.42 opacity was explained (seed 121707)",
+    ("arithmetic", "drop_object"): "issue 24: the object dropped can be an answer digit being written, inside the "
+                                   "free answer box (a 1-frame drop explained, seed 7311)",
+    ("choice", "drop_object"): "issue 24: a thin title character dropped for 3 frames lies within the residual's 1-px "
+                               "edge range (explained, seed 90417)",
+    ("choice", "ghost"): "issue 24: a ghost landing on an option's outline is in the free ring (explained, seed 90417)",
 }
 """Listed cheats the scene missed on some fresh draws (found by make test runs of 2026-11-27): an explained draw is
 an expected failure (non-strict), every other draw still asserts."""

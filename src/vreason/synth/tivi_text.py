@@ -145,7 +145,7 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
     if family is not None and family.scene_check and checks["held"]:  # the window shows one picture
         from vreason.verify.explain import unchanged
 
-        moved = [(int(j), blob) for j in window[:-1] for same, blob in [unchanged(frames[j], frames[-1])]
+        moved = [(int(j), blob) for j in window[:-1] for same, blob in [unchanged(frames[j], frames[-1], camera=True)]
                  if not same]
         checks["held"] = not moved
         if moved:

@@ -59,8 +59,9 @@ def render(state: dict[str, Any], cfg: RenderConfig, answer: str = "") -> np.nda
 class Arithmetic(TaskFamily):
     name = "arithmetic"
     scene_check = False
-    """The scene (issue 24) is declared and tested, not yet part of the verdict: a 2-px per-frame camera shake and a
-    half-size picture still fail it on fresh draws (the interpolated camera)."""
+    """The scene (issue 24) is declared and tested, not yet part of the verdict: forced on, a −0.54° rotation and
+    MJPEG q 7 (bench seed 418207) and one shaken held frame (seed 6102, not reproduced on re-encoding) still
+    fail it; the per-frame shake itself is absorbed (verify.align.relative)."""
     version = "1"
     directional = True
     process_rule = False

@@ -76,9 +76,9 @@ def render(state: dict[str, Any], cfg: RenderConfig, filled: dict[int, str] | No
 @family
 class Numseq(TaskFamily):
     name = "numseq"
-    scene_check = False
-    """The scene (issue 24) is declared and tested, not yet part of the verdict: a 2-px per-frame camera shake and a
-    half-size picture still fail it on fresh draws (the interpolated camera)."""
+    scene_check = True
+    """Every frame must be explained by the scene (issue 24): the 2-px per-frame shake is absorbed since each
+    frame is realigned on its own (verify.align.relative) and the held end window is compared camera-aligned."""
     version = "1"
     directional = True
     process_rule = False
