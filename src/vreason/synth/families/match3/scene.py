@@ -68,7 +68,8 @@ def object_scales(frame: np.ndarray, state: dict[str, Any], band: np.ndarray | N
     full = 0.8 * g.cell
     img = frame.astype(np.float32)
     band = fill_band(state) if band is None else band
-    gain = np.median(img[band][::3], axis=0) / np.array(CELL_FILL, np.float32)  # exposure, from the grey fill
+    fill = img[band][::3]  # exposure, from the grey fill (none left between the tiles at a small render size:
+    gain = np.median(fill, axis=0) / np.array(CELL_FILL, np.float32) if len(fill) else np.ones(3, np.float32)  # 1)
     gain = np.clip(gain, 0.5, 1.5)  # a blank frame: any parse; its rendering will not explain it
     bg = np.array(CELL_FILL, np.float32) * gain
     out = []
