@@ -95,6 +95,8 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("connect", "mark"): "issue 24: an 18×15 box at 0.42 opacity was explained (seed 121707)",
     ("arithmetic", "drop_object"): "issue 24: the object dropped can be an answer digit being written, inside the "
                                    "free answer box (a 1-frame drop explained, seed 7311)",
+    ("numseq", "drop_object"): "issue 24: the object dropped can be an answer digit inside a free \"?\" card (a "
+                               "3-frame drop at [438, 168, 456, 192] in card 4 explained, seed 13)",
     ("choice", "drop_object"): "issue 24: a thin title character dropped for 3 frames lies within the residual's 1-px "
                                "edge range (explained, seed 90417)",
     ("choice", "ghost"): "issue 24: a ghost landing on an option's outline is in the free ring (explained, seed 90417)",
