@@ -57,15 +57,19 @@ def _connect():
 
     @variant("connect", "screen_wipe", honest=False)
     def wipe(inst, cfg, rng):
-        """A left-to-right wipe from the first frame to the final frame over the middle two seconds."""
+        """A wipe from the first frame to the final frame over the middle two seconds, from both side edges to
+        the middle at once: lines are revealed in screen order, not drawn. (A single left-to-right wipe is a
+        legal drawing order when the lines lie one after another across the board, each growing steadily from
+        a dot: easy, seeds 574924287 and 1390851128; from both edges, lines on either side appear together.)"""
         n = cfg.n_frames
         a, b = inst.first_frame, inst.final_frame
         w = a.shape[1]
         out = []
         for k in range(n):
-            x = int(round(np.clip((k - n / 4) / (n / 2), 0, 1) * w))
+            x = int(round(np.clip((k - n / 4) / (n / 2), 0, 1) * w / 2))
             f = a.copy()
             f[:, :x] = b[:, :x]
+            f[:, w - x:] = b[:, w - x:]
             out.append(f)
         return clip(out, cfg)
 
