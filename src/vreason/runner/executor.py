@@ -135,29 +135,3 @@ async def dispatch(
         for t in list(pending):
             t.cancel()
         raise
-
-
-def run_interruptible(coro: Any) -> Any:
-    """``asyncio.run(coro)`` whose Ctrl-C always surfaces as ``KeyboardInterrupt`` in the main thread.
-
-    asyncio.run's own SIGINT handler cancels the main task and counts on the cancellation to come back; an
-    interrupt that lands once the main task is done (while the loop waits for its executor threads) is dropped,
-    and so is a cancellation absorbed on the way: the run then finishes as if never interrupted (seen in two
-    fresh-clone test runs: exit 3 after SIGINT, not 130). With a handler of our own in place asyncio keeps it:
-    the interrupt raises ``KeyboardInterrupt`` where the loop is, asyncio.run cancels the tasks left and the
-    caller's ``except KeyboardInterrupt`` records the interruption (finished units are already saved)."""
-    import signal
-    import threading
-
-    if threading.current_thread() is not threading.main_thread() or \
-            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return asyncio.run(coro)
-
-    def on_sigint(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    previous = signal.signal(signal.SIGINT, on_sigint)
-    try:
-        return asyncio.run(coro)
-    finally:
-        signal.signal(signal.SIGINT, previous)

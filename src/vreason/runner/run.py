@@ -6,6 +6,7 @@ Results are written to the store as they arrive, so a kill loses at most the uni
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from typing import Any
@@ -21,7 +22,7 @@ from vreason.core.registry import benchmarks, load_builtins
 from vreason.core.scoring import ScoreContext
 from vreason.runner import checks, generation, outcome
 from vreason.runner.config import RunConfig, RunSummary  # noqa: F401  (RunConfig is re-exported)
-from vreason.runner.executor import Job, LocalExecutor, run_interruptible
+from vreason.runner.executor import Job, LocalExecutor
 from vreason.runner.guard import RunLock, check_plan, check_samples, clear_run_dir, fingerprint, plan_of
 from vreason.runner.progress import make_progress, unit_ok
 from vreason.runner.work import _check_scores, _io_factory, _score_in_worker, load_error_text
@@ -338,7 +339,7 @@ class Runner:
         try:
             samples = self.load()
             self.import_videos(samples)
-            run_interruptible(self._run_async(samples, executor))
+            asyncio.run(self._run_async(samples, executor))
             if self.cfg.dry_run:
                 status = "dry-run"
                 return self.summary
