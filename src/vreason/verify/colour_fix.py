@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from vreason.verify.align import undo_gain
 from vreason.verify.hue import rotate_hue
 
 
@@ -93,15 +94,9 @@ def _colour_fix_obs(obs: np.ndarray, ref_small: np.ndarray, mask: np.ndarray) ->
 
 
 def apply_fix(img: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
-    """Undo a per-channel gain/offset with a lookup table (uint8 in and out). A saturated observation
-    (254, 255) only says the true value was at least its inverse: it stays at the top, where the light
-    backgrounds a brighter exposure clips were."""
-    import cv2
-
-    levels = np.arange(256, dtype=np.float32)
-    lut = np.clip((levels[:, None] - off[None]) / gain[None], 0, 255)
-    lut[254:] = np.maximum(lut[254:], levels[254:, None])
-    return cv2.LUT(np.ascontiguousarray(img), lut.astype(np.uint8).reshape(256, 1, 3))
+    """Undo a per-channel gain/offset (uint8 RGB in and out): :func:`vreason.verify.align.undo_gain`, whose
+    saturated-top rule it shares."""
+    return undo_gain(img, gain, off)
 
 
 def colour_affine(frame: np.ndarray, ref_small: np.ndarray, mask: np.ndarray, ridge: float = 50.0) -> np.ndarray:
