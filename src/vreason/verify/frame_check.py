@@ -80,12 +80,32 @@ def _declip(raw: np.ndarray, fixed: np.ndarray, expected: np.ndarray, gain: np.n
     25 levels darker than the 255s next to them, frame to frame)."""
     lo = (253.5 - off) / gain - 6
     hi = (1.5 - off) / gain + 6
-    e = expected.astype(np.float32)
-    m = ((raw >= 254) & (e >= lo)) | ((raw <= 1) & (e <= hi))
     far_hi = (254 + CLIP_NOISE - off) / gain
     far_lo = (1 - CLIP_NOISE - off) / gain
+    if all(a.dtype == np.uint8 and a.ndim == 3 and a.shape[2] == 3 for a in (raw, fixed, expected)):
+        # the same four tests as bits of two per-channel lookup tables (one per image): 1 clipped high and
+        # expected past it, 2 clipped low, 4 near the high clip and expected far past it, 8 near the low clip
+        lv = np.arange(256, dtype=np.float32)[:, None]
+        bits_raw = ((lv >= 254) * 1 | (lv <= 1) * 2 | (lv >= 254 - CLIP_NOISE) * 4 | (lv <= 1 + CLIP_NOISE) * 8)
+        bits_exp = ((lv >= lo) * 1 | (lv <= hi) * 2 | (lv >= far_hi) * 4 | (lv <= far_lo) * 8)
+        m = (_lut3(raw, np.broadcast_to(bits_raw, (256, 3))) & _lut3(expected, bits_exp)) != 0
+        if not m.any():
+            return fixed
+        out = fixed.copy()
+        np.copyto(out, expected, where=m)
+        return out
+    e = expected.astype(np.float32)
+    m = ((raw >= 254) & (e >= lo)) | ((raw <= 1) & (e <= hi))
     m |= ((raw >= 254 - CLIP_NOISE) & (e >= far_hi)) | ((raw <= 1 + CLIP_NOISE) & (e <= far_lo))
     return np.where(m, expected, fixed) if m.any() else fixed
+
+
+def _lut3(img: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """A per-channel 256-entry lookup (``table`` 256 × 3, values < 256) of a uint8 RGB image."""
+    import cv2
+
+    lut = np.ascontiguousarray(table.astype(np.uint8)).reshape(256, 1, 3)
+    return cv2.LUT(np.ascontiguousarray(img), lut)
 
 
 def _inner(shape: tuple[int, int], b: int) -> np.ndarray:
