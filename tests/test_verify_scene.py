@@ -200,6 +200,39 @@ def test_alignment_recovers_a_random_camera_and_exposure(family):
         assert res.fraction <= 0.01, (family, res.as_json(), a.as_json())
 
 
+def test_alignment_with_stretch_recovers_different_x_and_y_scales():
+    """A letterbox crop is whole pixels, so the picture enlarged back is scaled in x and y by different amounts
+    (sudoku in a 9:16 frame decoded at 360×640: 0.7%). ``align(stretch=True)`` fits it (within ``STRETCH``);
+    without it the camera stays a similarity (one zoom), and a stretch beyond ``STRETCH`` is not absorbed."""
+    import cv2
+
+    fr = first("sudoku", "hard")
+    h, w = fr.shape[:2]
+    r = rng(230, CAMERA_SEED)
+    corners = np.array([[0, 0], [w, 0], [0, h], [w, h]], np.float64)
+    for _ in range(3):
+        e = float(r.choice([-1, 1]) * r.uniform(0.003, 0.012))
+        rot, zoom = float(r.uniform(-1, 1)), 1 + float(r.uniform(-0.02, 0.02))
+        sim = cv2.getRotationMatrix2D((w / 2, h / 2), rot, zoom)
+        d = np.array([[1 + e, 0, -e * w / 2], [0, 1 - e, e * h / 2], [0, 0, 1]])  # x by 1 + e, y by 1 − e
+        m = (d @ np.vstack([sim, [0, 0, 1]]))[:2]
+        moved = h264([cv2.warpAffine(fr, m, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)])[0]
+        inv = cv2.invertAffineTransform(m)
+        truth = corners @ inv[:, :2].T + inv[:, 2]
+
+        def err(a: al.Alignment, truth: np.ndarray = truth) -> float:
+            return float(np.abs(corners @ a.warp[:, :2].T + a.warp[:, 2] - truth).max())
+
+        got, plain = al.align(moved, fr, stretch=True), al.align(moved, fr)
+        want = (1 - e) / (1 + e) - 1  # frame → reference: y scaled by 1/(1 − e), x by 1/(1 + e)
+        assert got.ok and got.method.endswith("+st") and err(got) <= 0.5, (e, rot, zoom, err(got), got.as_json())
+        assert abs(got.stretch - -want) <= 0.002, (e, got.stretch, want)
+        assert plain.stretch == pytest.approx(0, abs=1e-9) and err(plain) > err(got), (err(plain), err(got))
+    too_far = np.array([[1.05, 0, -0.025 * w], [0, 0.95, 0.025 * h]])
+    moved = h264([cv2.warpAffine(fr, too_far, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)])[0]
+    assert abs(al.align(moved, fr, stretch=True).stretch) <= 2 * al.STRETCH / (1 - al.STRETCH) + 1e-6
+
+
 def test_alignment_refuses_what_no_camera_wobble_explains():
     fr = first("maze")
     turned, _ = camera(fr, 12.0, 1.0, (0, 0), 1.0)

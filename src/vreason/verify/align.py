@@ -41,6 +41,10 @@ MAX_SHIFT = 0.1
 WORK = 640
 MIN_CORR = 0.3
 """A candidate warp must leave the warped frame correlated with the reference at least this much."""
+STRETCH = 0.015
+"""``align(stretch=True)``: the largest stretch of the frame's axes (x by 1 + e, y by 1 − e, |e| ≤ this). A
+letterbox crop keeps whole rows, the bars' blended edge rows included, so the crop enlarged back is scaled in x
+and y differently (a 9:16 frame decoded at 360×640: the picture's 202.5 rows cropped as 204, y 0.7% off x)."""
 
 
 @dataclass
@@ -68,10 +72,19 @@ class Alignment:
         """Scale from frame to reference (1.05: the frame is 5% smaller than the reference)."""
         return float(np.hypot(self.warp[0, 0], self.warp[1, 0]))
 
+    @property
+    def stretch(self) -> float:
+        """How much more the warp scales the frame's y axis than its x axis, relative (0 for a similarity)."""
+        sx, sy = np.hypot(self.warp[0, 0], self.warp[1, 0]), np.hypot(self.warp[0, 1], self.warp[1, 1])
+        return float(sy / sx - 1) if sx > 0 else 0.0
+
     def as_json(self) -> dict:
-        return {"ok": self.ok, "method": self.method, "rotation_deg": round(self.rotation_deg, 3),
-                "zoom": round(self.zoom, 4), "shift": [round(float(v), 2) for v in self.warp[:, 2]],
-                "gain": [round(float(g), 3) for g in self.gain], "offset": [round(float(o), 2) for o in self.offset]}
+        out = {"ok": self.ok, "method": self.method, "rotation_deg": round(self.rotation_deg, 3),
+               "zoom": round(self.zoom, 4), "shift": [round(float(v), 2) for v in self.warp[:, 2]],
+               "gain": [round(float(g), 3) for g in self.gain], "offset": [round(float(o), 2) for o in self.offset]}
+        if abs(self.stretch) >= 5e-5:
+            out["stretch"] = round(self.stretch, 4)
+        return out
 
 
 def _grey(img: np.ndarray, size: tuple[int, int]) -> np.ndarray:
@@ -353,12 +366,14 @@ def _quick_score(fr: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> floa
     return _score(_grey(fr, half), _grey(ref, half), np.array([[1, 0, 0], [0, 1, 0]], np.float64))
 
 
-def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick: bool = False) -> Alignment:
+def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick: bool = False,
+          stretch: bool = False) -> Alignment:
     """Align an RGB ``frame`` to an RGB ``ref`` (any sizes: the frame is first resized to the reference's).
 
     ``quick``: when the unmoved frame already correlates ≥ :data:`QUICK_CORR` with the reference, skip the
     search and return the identity (method ``identity``); a caller that then finds the frame unexplained
-    should align it again without ``quick``."""
+    should align it again without ``quick``. ``stretch``: the refinement also fits different x and y scales
+    (within :data:`STRETCH`: a letterbox crop enlarged back; method ``…+st``) instead of one zoom."""
     import cv2
 
     ref = np.ascontiguousarray(ref[..., :3])
@@ -391,10 +406,10 @@ def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick
         ok, method, ref_to_frame = False, "none", ident
     else:
         _, m, method = max(scored, key=lambda t: t[0])
-        fine = refine_similarity(fg, rg, _similar(m))
+        fine = refine_similarity(fg, rg, _similar(m), STRETCH if stretch else 0.0)
         if fine is not None and _plausible(_invert(_scaled(fine, 1 / s)), (w, h)):
-            m, method = fine, method + "+gn"
-        ref_to_frame = _similar(_scaled(m, 1 / s))
+            m, method = fine, method + ("+gn+st" if stretch else "+gn")
+        ref_to_frame = _scaled(m, 1 / s) if stretch and method.endswith("+st") else _similar(_scaled(m, 1 / s))
     warp = _invert(ref_to_frame)  # frame → reference
     if ok and not _plausible(warp, (w, h)):
         ok, warp, ref_to_frame = False, np.array([[1, 0, 0], [0, 1, 0]], np.float64), np.array(

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from vreason.verify.align import align
+from vreason.verify.align import align, gain_offset, undo_gain
 from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers import them from here)
     BORDER_PX,
     GAIN_SAMPLES,
@@ -63,6 +63,13 @@ preparation does) that explains it with the least residual, and every expected p
 least residual alone picked a softening that did not explain it: a sudoku in a 2.39:1 letterbox decoded at 640 px
 is scaled by 0.744, its 1-px grid lines darker than the 0.75 softening's — 30 px unexplained — while the
 unsoftened rendering's range explains them; seed 5077.)"""
+FIRST_TRIES = ((True, False, False), (False, False, True), (False, True, True))
+"""How the first frame is aligned, in turn, while it is unexplained — (search, stretch, refit): the quick identity
+test first; then the full similarity search (``search``: when the identity was taken); then the exposure fitted
+against each softened rendering (``refit``: a frame decoded small and enlarged back has grey where the
+rendering's 3-px lines are black — sudoku in a 9:16 frame decoded at 360×640: gain 0.81, offset +47 against the
+sharp grid); then a camera whose x and y scales differ (``stretch``: a letterbox crop enlarged back,
+:data:`vreason.verify.align.STRETCH`). A first frame explained by an earlier try keeps its camera."""
 STILL_PX = 0.75
 """A camera whose last frame moved less than this (px at the corners) against the first is taken as still."""
 
@@ -261,23 +268,31 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     soft = 1.0
     first_fixed = frames[0]
 
-    def first_residual(a):  # noqa: ANN001, ANN202
+    def first_residual(a, refit: bool = False):  # noqa: ANN001, ANN202
         nonlocal soft, first_fixed
         raw = _warp(frames[0], a.warp, (w, h))[0]
         got = []
         for sc in SOFT_SCALES:  # the rendering softened as the first frame is: the least residual
             ref = _soften(start, sc)
-            fixed = _declip(raw, a.aligned, ref, a.gain, a.offset)
+            gain = (a.gain, a.offset)
+            if refit and sc < 1:  # the exposure fitted against the softened rendering (see FIRST_TRIES)
+                gain = gain_offset(raw, ref, a.valid)
+            fixed = _declip(raw, a.aligned if gain[0] is a.gain else undo_gain(raw, *gain), ref, *gain)
             res = residual(fixed, ref, start_free, valid=a.valid & inner)
-            got.append((not res.explained(max_blob), float(res.excess.sum(dtype=np.int64)), sc, res, fixed))
-        _, _, soft, best, first_fixed = min(got, key=lambda g: g[:2])
+            got.append((not res.explained(max_blob), float(res.excess.sum(dtype=np.int64)), sc, res, fixed, gain))
+        _, _, soft, best, first_fixed, (a.gain, a.offset) = min(got, key=lambda g: g[:2])  # the camera's evidence
         return best
 
     a0 = align(frames[0], start, quick=True)
     first = first_residual(a0)
-    if a0.method == "identity" and not first.explained(max_blob):  # moved after all: search the camera
-        a0 = align(frames[0], start)
-        first = first_residual(a0)
+    for search, stretch, refit in FIRST_TRIES:  # until one explains the first frame (see FIRST_TRIES)
+        if first.explained(max_blob):
+            break
+        if stretch or search:
+            if not stretch and a0.method != "identity":  # the quick test was not taken: searched already
+                continue
+            a0 = align(frames[0], start, stretch=stretch)
+        first = first_residual(a0, refit)
     if soft != 1.0:
         expect = _softened(expect, soft)
         start = _soften(start, soft)

@@ -29,8 +29,10 @@ MAX_STEP_PX = 12.0
 """A refinement that moves the picture's corners more than this is not a polish (it is rejected)."""
 
 
-def _solve(f: np.ndarray, r: np.ndarray, m: np.ndarray, iters: int, stride: int) -> np.ndarray:
-    """Gauss–Newton at one level: ``m`` (2×3, reference → frame, this level's pixels) refined."""
+def _solve(f: np.ndarray, r: np.ndarray, m: np.ndarray, iters: int, stride: int, stretch: float = 0.0) -> np.ndarray:
+    """Gauss–Newton at one level: ``m`` (2×3, reference → frame, this level's pixels) refined. ``stretch`` > 0
+    adds a seventh parameter ``e`` (|e| ≤ ``stretch``): the frame's x axis scaled by 1 + e and its y axis by
+    1 − e after the similarity (the model ``diag(1 + e, 1 − e) · zoom · rotation``)."""
     import cv2
 
     h, w = r.shape
@@ -38,14 +40,21 @@ def _solve(f: np.ndarray, r: np.ndarray, m: np.ndarray, iters: int, stride: int)
     ys, xs = np.mgrid[0:h:stride, 0:w:stride].astype(np.float32)
     xc, yc = xs - np.float32(cx), ys - np.float32(cy)
     rs = r[::stride, ::stride]
-    a, b = (m[0, 0] + m[1, 1]) / 2, (m[1, 0] - m[0, 1]) / 2
+    e = 0.0
+    if stretch > 0:  # the stretch already in ``m`` (rows (1 + e)(a, −b) and (1 − e)(b, a))
+        n0, n1 = float(np.hypot(*m[0, :2])), float(np.hypot(*m[1, :2]))
+        e = float(np.clip((n0 - n1) / (n0 + n1), -stretch, stretch))
+    a = (m[0, 0] / (1 + e) + m[1, 1] / (1 - e)) / 2
+    b = (m[1, 0] / (1 - e) - m[0, 1] / (1 + e)) / 2
     tx = m[0, 0] * cx + m[0, 1] * cy + m[0, 2] - cx
     ty = m[1, 0] * cx + m[1, 1] * cy + m[1, 2] - cy
     g, c = 1.0, 0.0
     kernel = np.ones((7, 7), np.uint8)
 
     def matrix() -> np.ndarray:
-        return np.array([[a, -b, tx + cx - a * cx + b * cy], [b, a, ty + cy - b * cx - a * cy]])
+        p, q = 1 + e, 1 - e
+        return np.array([[p * a, -p * b, tx + cx - p * (a * cx - b * cy)],
+                         [q * b, q * a, ty + cy - q * (b * cx + a * cy)]])
 
     for _ in range(iters):
         iw = cv2.warpAffine(f, matrix(), (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
@@ -54,12 +63,16 @@ def _solve(f: np.ndarray, r: np.ndarray, m: np.ndarray, iters: int, stride: int)
         gx = cv2.Sobel(iw, cv2.CV_32F, 1, 0, ksize=3)[::stride, ::stride] / 8
         gy = cv2.Sobel(iw, cv2.CV_32F, 0, 1, ksize=3)[::stride, ::stride] / 8
         n2 = a * a + b * b
-        fx = (a * gx - b * gy) / n2  # the frame's gradient at the warped point: A^-T · ∇(warped frame)
-        fy = (b * gx + a * gy) / n2
+        fx = (a * gx - b * gy) / (n2 * (1 + e))  # the frame's gradient at the warped point: A^-T · ∇(warped frame)
+        fy = (b * gx + a * gy) / (n2 * (1 - e))
         pred = g * rs + c
         inside = ((pred > 0) & (pred < 255)).astype(np.float32)
         v = valid
-        jac = np.stack([fx * xc + fy * yc, fy * xc - fx * yc, fx, fy, -rs * inside, -inside], -1)[v]
+        cols = [(1 + e) * fx * xc + (1 - e) * fy * yc, (1 - e) * fy * xc - (1 + e) * fx * yc, fx, fy,
+                -rs * inside, -inside]
+        if stretch > 0:
+            cols.append(fx * (a * xc - b * yc) - fy * (b * xc + a * yc))
+        jac = np.stack(cols, -1)[v]
         res = (iw[::stride, ::stride] - np.clip(pred, 0, 255))[v]
         if res.size < 200:
             break
@@ -73,15 +86,22 @@ def _solve(f: np.ndarray, r: np.ndarray, m: np.ndarray, iters: int, stride: int)
         if not np.all(np.isfinite(d)):
             break
         a, b, tx, ty, g, c = a + d[0], b + d[1], tx + d[2], ty + d[3], g + d[4], c + d[5]
-        if max(abs(d[2]), abs(d[3]), (abs(d[0]) + abs(d[1])) * max(w, h) / 2) < 0.01:
+        de = 0.0
+        if stretch > 0:
+            de = float(np.clip(e + d[6], -stretch, stretch)) - e
+            e += de
+        if max(abs(d[2]), abs(d[3]), (abs(d[0]) + abs(d[1]) + abs(de)) * max(w, h) / 2) < 0.01:
             break
     return matrix()
 
 
-def refine_similarity(frame_g: np.ndarray, ref_g: np.ndarray, ref_to_frame: np.ndarray) -> np.ndarray | None:
+def refine_similarity(frame_g: np.ndarray, ref_g: np.ndarray, ref_to_frame: np.ndarray,
+                      stretch: float = 0.0) -> np.ndarray | None:
     """``ref_to_frame`` (2×3, reference pixels → frame pixels, grey float32 images of one size) refined to
     sub-pixel precision (see the module); None when the refinement diverged (moved the corners more than
-    :data:`MAX_STEP_PX`) or is degenerate."""
+    :data:`MAX_STEP_PX`) or is degenerate. ``stretch`` > 0 also fits a stretch of the frame's axes, x by 1 + e
+    and y by 1 − e with |e| ≤ ``stretch`` (a letterbox crop enlarged back: :data:`vreason.verify.align.STRETCH`);
+    0 (the default) keeps the similarity."""
     import cv2
 
     h, w = ref_g.shape
@@ -98,7 +118,7 @@ def refine_similarity(frame_g: np.ndarray, ref_g: np.ndarray, ref_to_frame: np.n
         f = cv2.GaussianBlur(f, (0, 0), SIGMA)
         ml = m.copy()
         ml[:, 2] /= level
-        ml = _solve(f, r, ml, iters, stride)
+        ml = _solve(f, r, ml, iters, stride, stretch)
         m = ml.copy()
         m[:, 2] *= level
     pts = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], np.float64)
