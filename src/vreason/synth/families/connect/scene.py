@@ -78,33 +78,19 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
                     own[k, s, e] = DOT_R * grid.cell + TIP_SLACK_PX
     yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
     kernel = np.ones((3, 3), np.uint8)
-    # just outside a dot's rim, half a line width off the centre line on both sides: covered once a line's full
-    # width meets the dot (a tip short of the rim leaves a neck there)
     dot_r = DOT_R * grid.cell
-    off = 0.7 * cap
-    along = float(np.sqrt(max(dot_r ** 2 - off ** 2, 0.0))) + 1.5
-    unit = (ends[:, 1] - ends[:, 0]) / grid.cell  # (S, 2)
-    normal = np.stack([-unit[:, 1], unit[:, 0]], axis=1)
-    neck_pts = np.stack([np.stack([ends[:, e] + (1 - 2 * e) * along * unit + sgn * off * normal for sgn in (-1, 1)],
-                                  axis=1) for e in (0, 1)], axis=1)  # (S, end, side, xy)
-    nx = np.clip(np.round(neck_pts[..., 0]).astype(np.int64), 0, w - 1)
-    ny = np.clip(np.round(neck_pts[..., 1]).astype(np.int64), 0, h - 1)
 
-    def cover(frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(colours, S, L) bool: each colour seen on each segment's centre-line samples; (colours, S, 2) bool:
-        the colour's line meets the dot at that end of the segment in its full width."""
+    def cover(frame: np.ndarray) -> np.ndarray:
+        """(colours, S, L) bool: each colour seen on each segment's centre-line samples."""
         hsv = cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2HSV)
         lab = draw.hue_labels(hsv)
         out = np.zeros((len(colours), len(segs), n_samp), bool)
-        neck = np.zeros((len(colours), len(segs), 2), bool)
         on_line = frame[sy, sx, :3].astype(np.int16)
-        beside = frame[ny, nx, :3].astype(np.int16)
         for k, li in enumerate(labels_of):
             m = cv2.morphologyEx((lab == li).astype(np.uint8), cv2.MORPH_OPEN, kernel)
             col = np.array(rgbs[k], np.int16)
             out[k] = (m[sy, sx] > 0) & (np.abs(on_line - col).max(axis=-1) <= NEAR_LEVELS)
-            neck[k] = ((m[ny, nx] > 0) & (np.abs(beside - col).max(axis=-1) <= NEAR_LEVELS)).all(axis=2)
-        return out, neck
+        return out
 
     def runs(cov: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Leading covered samples from each end, px: (colours, S, 2)."""
@@ -141,9 +127,10 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
 
     def touch(frame: np.ndarray, k: int, s: int, e: int) -> float:
         """Distance (px from the dot's centre) of the tip of colour ``k``'s line on segment ``s`` that meets the
-        dot at end ``e`` without its full width: of the tips from half a cap inside the dot's rim to a cap and
-        2 px outside it (1/2 px apart), the one whose drawing matches the frame best around the rim (the
-        centre-line samples cannot tell a tip touching the rim from one a pixel short: codec tint fills the gap)."""
+        dot at end ``e``: of the tips from a cap inside the dot's rim (the line's full width meets the dot) to a
+        cap and 2 px outside it (1/2 px apart), the one whose drawing matches the frame best around the rim (the
+        centre-line samples cannot tell a tip touching the rim from one a pixel short: codec tint fills the gap,
+        and a video decoded at half size blurs the neck beside the rim into the line's colour)."""
         u = (ends[s, 1 - e] - ends[s, e]) / grid.cell
         mid = ends[s, e] + u * (dot_r + cap / 2)
         half = int(np.ceil(cap + 6))
@@ -151,7 +138,7 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
         y0, y1 = max(0, int(mid[1]) - half), min(h, int(mid[1]) + half + 1)
         obs = frame[y0:y1, x0:x1, :3].astype(np.int16)
         best, best_d = np.inf, dot_r + cap / 2
-        for d in np.arange(dot_r - cap / 2, dot_r + cap + 2.01, 0.5):
+        for d in np.arange(dot_r - cap, dot_r + cap + 2.01, 0.5):
             img = base[y0:y1, x0:x1].copy()
             tip = ends[s, e] + u * d - np.array([x0, y0])
             draw.thick_line(img, tuple(tip), tuple(tip + u * 4 * half), lw, rgbs[k])
@@ -160,7 +147,7 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
                 best, best_d = err, float(d)
         return best_d
 
-    def render(cov: np.ndarray, neck: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def render(cov: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         img = base.copy()
         free = np.zeros((h, w), bool)
         run, full = runs(cov)
@@ -178,8 +165,9 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
                 for e in (0, 1):
                     cell = segs[s][e]
                     if own[k, s, e] > cap + TIP_SLACK_PX:  # a dot of the line's colour
-                        if not neck[k, s, e]:  # the tip touches the dot's rim, its full width not yet
-                            pts[e] = ends[s, e] + (ends[s, 1 - e] - ends[s, e]) / grid.cell * touch(frame, k, s, e)
+                        d = touch(frame, k, s, e)
+                        if d > dot_r - cap + 0.25:  # the tip touches the dot's rim, its full width not yet
+                            pts[e] = ends[s, e] + (ends[s, 1 - e] - ends[s, e]) / grid.cell * d
                             ring_at(free, pts[e])
                         continue
                     if degree[cell] != 1:
@@ -209,13 +197,13 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
             memory["cur"] = None
         elif i > memory["i"] and memory["cur"] is not None:
             memory["seen"] |= memory["cur"]
-        cov, neck = cover(frame)
+        cov = cover(frame)
         memory["i"], memory["cur"] = i, cov
         lost = (memory["seen"] & ~cov).sum(axis=(1, 2)) * step / grid.cell
         if lost.max() > LOST_CELLS:
             k = int(np.argmax(lost))
             return f"the {colours[k]} line lost {lost[k]:.2f} cell of what it had drawn (a line never vanishes)"
-        img, free = render(cov, neck, frame)
+        img, free = render(cov, frame)
         return img, free
 
     return Scene(start, expect, final=final)
