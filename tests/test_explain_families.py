@@ -81,6 +81,8 @@ FAMILIES: dict[str, Fam] = {
     "arithmetic": Fam(("easy", "hard"), "medium",
                       {"P1": ("mark", "clone", "ghost"), "P2": ("drop_object", "blank_frame"),
                        "P3": ("start_final",)}),
+    "sudoku": Fam(("easy", "hard"), "medium",
+                  {"P1": ("mark", "clone", "ghost"), "P2": ("drop_object", "blank_frame"), "P3": ("start_final",)}),
     "choice": Fam(("easy", "hard"), "medium",
                   {"P1": ("mark", "clone", "ghost"), "P2": ("drop_object", "blank_frame"), "P3": ("start_final",)}),
     "numseq": Fam(("easy", "hard"), "medium",
@@ -95,6 +97,13 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("connect", "mark"): "issue 24: an 18×15 box at 0.42 opacity was explained (seed 121707)",
     ("arithmetic", "drop_object"): "issue 24: the object dropped can be an answer digit being written, inside the "
                                    "free answer box (a 1-frame drop explained, seed 7311)",
+    ("sudoku", "drop_object"): "issue 24: the object dropped can be an answer digit being written, inside its free "
+                               "blank cell (a 2-frame drop in cell (2, 2) explained, VREASON_ADV_SEED=787589456 of "
+                               "test_synth_principles)",
+    ("sudoku", "mark"): "issue 24: a mark under the residual's 24-px blob limit was explained (a 6×4 stroke at 0.31, "
+                        "bench seed 1812422572)",
+    ("arithmetic", "mark"): "issue 24: a mark under the residual's 24-px blob limit was explained (a 13-px dot at 0.33 "
+                            "on the ink, bench seed 948910964)",
     ("numseq", "drop_object"): "issue 24: the object dropped can be an answer digit inside a free \"?\" card (a "
                                "3-frame drop at [438, 168, 456, 192] in card 4 explained, seed 13)",
     ("choice", "drop_object"): "issue 24: a thin title character dropped for 3 frames lies within the residual's 1-px "
