@@ -332,6 +332,11 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
         shift = np.array([[1, 0, -dx], [0, 1, -dy]], np.float64)
         cands.append(shift)
         ecc_from(shift, (2, 1))
+    if mask is not None:  # the shift of the still pixels alone: large moving objects lead the plain correlation
+        still = _masked_shift(frame_g, ref_g, mask)
+        if still is not None:
+            cands.append(still)
+            ecc_from(still, (2, 1))
     if not cands:
         return None
     if len(cands) == 1:
@@ -349,6 +354,27 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
         return float(np.abs(warped[keep] - ref_v).mean())
 
     return min(cands, key=cost)
+
+
+def _masked_shift(frame_g: np.ndarray, ref_g: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
+    """The frame → reference shift of the phase correlation weighted by ``mask`` (softened: a hard mask edge that
+    stays put pulls the peak towards no shift), or None when the correlation is weak or the shift implausible.
+    Sorting under a 2-px shake: a lifted bar led the plain correlation to its own move (dy −77 … −107 px) and
+    ECC from the identity diverged; the still pixels' shift was the shake (issue 24)."""
+    import cv2
+
+    h, w = ref_g.shape
+    wt = cv2.GaussianBlur(mask.astype(np.float32), (0, 0), 3)
+    total = float(wt.sum())
+    if total < 1:
+        return None
+    r, f = ref_g.astype(np.float32), frame_g.astype(np.float32)
+    r = (r - float((r * wt).sum()) / total) * wt
+    f = (f - float((f * wt).sum()) / total) * wt
+    (dx, dy), resp = cv2.phaseCorrelate(r, f)
+    if resp <= 0.1 or np.hypot(dx, dy) > MAX_SHIFT * max(w, h):
+        return None
+    return np.array([[1, 0, -dx], [0, 1, -dy]], np.float64)
 
 
 QUICK_CORR = 0.995
