@@ -25,7 +25,10 @@ from vreason.synth.scene_soft import soft_size, soften
 MIN_PART = 0.5
 """A bar's largest component must cover this share of the bar (else the bar is missing or broken)."""
 SEARCH_PX = 3
-"""Whole-pixel shifts of each edge pair tried around the centroid's estimate."""
+"""Whole-pixel shifts of each edge pair tried around the centroid's estimate (each with both roundings of the
+bar's length: a bar resting or carried at a fractional position is drawn a pixel longer or shorter, and an edge
+pair of the fixed length left one edge a pixel off: 36–43-px lines along a lifted bar's top, bench seed
+108481430)."""
 
 
 def parse(frame: np.ndarray, bars: list[dict], g: dict[str, float], h: int, bg: np.ndarray,
@@ -76,10 +79,27 @@ def _best(got: np.ndarray, line: np.ndarray, lo: int, hi: int, spans: list[tuple
     return int(np.argmin(errs))
 
 
+def _place(a: int, e: int, size: float) -> float:
+    """A float far edge ``c`` with ``round(c) == e`` and ``round(c - size) == a`` (as :func:`draw.rect` rounds each
+    edge of a bar of float size): the middle of the interval where both hold (``e - a`` is ``size`` rounded
+    down or up)."""
+    lo, hi = max(e - 0.5, a + size - 0.5), min(e + 0.5, a + size + 0.5)
+    return (lo + hi) / 2 if hi > lo else e
+
+
+def _spans(centre: int, size: float) -> list[tuple[int, int]]:
+    """Whole-pixel (start, end) spans of a bar of float ``size`` whose end lies within ±:data:`SEARCH_PX` of
+    ``centre``: both roundings of the size (a bar at a fractional position is drawn one pixel longer or shorter)."""
+    sizes = sorted({int(np.floor(size)), int(np.ceil(size))})
+    return [(e - n, e) for e in range(centre - SEARCH_PX, centre + SEARCH_PX + 1) for n in sizes if n > 0]
+
+
 def _refine(frame: np.ndarray, bg: np.ndarray, bar: dict, g: dict[str, float], h: int, x: float, bottom: float,
             size: tuple[int, int] | None) -> tuple[float, float]:
     """(x centre, lift) with the bar's edges at the whole pixels that best explain the frame's profiles through
-    the bar's middle (rows across, columns down), each within ±:data:`SEARCH_PX` of the centroid's estimate."""
+    the bar's middle (rows across, columns down): its far edge within ±:data:`SEARCH_PX` of the centroid's
+    estimate, its length either rounding of the bar's float size, returned as the float position that
+    :func:`draw_bars` draws with exactly those edges."""
     H, W = frame.shape[:2]
     soft = size is not None
     inset = 6 if soft else 3
@@ -92,19 +112,19 @@ def _refine(frame: np.ndarray, bg: np.ndarray, bar: dict, g: dict[str, float], h
     if xb > xa and 0 <= xa and xb <= W:
         got = frame[:, xa:xb].astype(np.float32).mean(axis=1)
         line = bg[:, (xa + xb) // 2].astype(np.float32)
-        ys = [int(round(bottom)) + d for d in range(-SEARCH_PX, SEARCH_PX + 1)]
-        spans = [(int(round(y - bh)), y) for y in ys]
-        lo, hi = max(0, spans[0][0] - 10), min(H, ys[-1] + 10)
-        bottom = float(ys[_best(got, line, lo, hi, spans, colour, soft_h)])
+        spans = _spans(int(round(bottom)), bh)
+        lo, hi = max(0, min(a for a, _ in spans) - 10), min(H, max(e for _, e in spans) + 10)
+        a, e = spans[_best(got, line, lo, hi, spans, colour, soft_h)]
+        bottom = _place(a, e, bh)
     # horizontal: a row band inside the bar
     ya, yb = int(round(bottom - bh)) + inset, int(round(bottom)) - inset
     if yb > ya and 0 <= ya and yb <= H:
         got = frame[ya:yb].astype(np.float32).mean(axis=0)
         line = bg[(ya + yb) // 2].astype(np.float32)
-        xs = [x + d for d in range(-SEARCH_PX, SEARCH_PX + 1)]
-        spans = [(int(round(v - bw / 2)), int(round(v + bw / 2))) for v in xs]
-        lo, hi = max(0, spans[0][0] - 10), min(W, spans[-1][1] + 10)
-        x = xs[_best(got, line, lo, hi, spans, colour, soft_w)]
+        spans = _spans(int(round(x + bw / 2)), bw)
+        lo, hi = max(0, min(a for a, _ in spans) - 10), min(W, max(e for _, e in spans) + 10)
+        a, e = spans[_best(got, line, lo, hi, spans, colour, soft_w)]
+        x = _place(a, e, bw) - bw / 2
     return x, g["base"] - bottom
 
 
