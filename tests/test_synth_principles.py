@@ -38,7 +38,8 @@ SOMETIMES: dict[tuple[str, str], str] = {
     ('arithmetic', 'answer_twice'): ('a copy 2-12 px beside the answer can lie inside the free answer box (0/3 draws,'
                                      ' scene on, seeds 948910964, 1812422572, 276112471)'),
     ('arithmetic', 'drop_object'): ('the object dropped can be an answer digit being written, in the free answer box '
-                                    '(0/3 draws, scene on, seeds 948910964, 1812422572, 276112471)'),
+                                    '(1/4 draws, '
+                                    'scene on: seed 227615476, [387, 167, 407, 196])'),
     ('arithmetic', 'end_early'): 'wrong on 1/2 draws',
     ('arithmetic', 'mark'): ("a mark under the residual's 24-px blob limit or ~0.3 opacity is below its floor (1/3 "
                              'draws, scene on, seeds 948910964, 1812422572, 276112471: a 13-px dot at 0.33 on the '
@@ -90,8 +91,9 @@ SOMETIMES: dict[tuple[str, str], str] = {
     ('sorting', 'mark'): 'wrong on 2/2 draws',
     ('sudoku', 'answer_twice'): ('a copy near an answer digit can lie inside its free blank cell, where only the '
                                  'reader judges it (0/3 draws, scene on, seeds 948910964, 1812422572, 276112471)'),
-    ('sudoku', 'drop_object'): ('the object dropped can be an answer digit being written, in a free blank cell (0/3 '
-                                'draws, scene on, seeds 948910964, 1812422572, 276112471)'),
+    ('sudoku', 'drop_object'): ('the object dropped can be an answer digit being written, in a free blank cell '
+                                '(1/4 draws, '
+                                'scene on: seed 227615476, [350, 52, 364, 84])'),
     ('sudoku', 'mark'): ("a mark under the residual's 24-px blob limit or ~0.3 opacity is below its floor (1/3 draws,"
                          ' scene on, seeds 948910964, 1812422572, 276112471: a 6x4 stroke at 0.31)'),
     ('symmetry', 'flicker'): 'wrong on 2/2 draws',
