@@ -75,9 +75,6 @@ def test_the_default_sample_covers_every_family_with_both_kinds_and_every_varian
 
 
 KNOWN_GAPS = {
-    ("symmetry", "shake2px"): "issue 24: symmetry's own grid check reads a 2-px shake at medium as the grid changing "
-    "(blank cells' brightness moves by 1.7 levels; VREASON_ADV_SEED=429652494, failing with the code of the session's "
-    "start too)",
     ("sequence", "brighter15_hue_plus6"): "issue 24: sequence's every-frame scene (in its verdict: it alone catches "
     "an extra mark) fails an honest +15% exposure with a +6° hue turn at medium/hard on some seeds (e.g. "
     "468594633, 282467383): the hue turn is now undone, but a 28–32 px blob at card edges stays against the "
