@@ -124,20 +124,21 @@ def _lerp(a: np.ndarray, b: np.ndarray, u: float) -> np.ndarray:
     return (1 - u) * a + u * b
 
 
-def _warp(frame: np.ndarray, frame_to_ref: np.ndarray, size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+def _warp(frame: np.ndarray, frame_to_ref: np.ndarray, size: tuple[int, int],
+          border: int = BORDER_PX) -> tuple[np.ndarray, np.ndarray]:
     """The frame on the reference's grid and the pixels it covers: a border band as wide as the warp moves the
-    picture's corners (+1 px) is not covered (conservative, and no second warp)."""
+    picture's corners (+1 px) is not covered (conservative, and no second warp), nor the outer ``border`` px."""
     import cv2
 
     w, h = size
     moved = _moved_px(frame_to_ref, _IDENT, size)
-    valid = _inner((h, w), BORDER_PX)
+    valid = _inner((h, w), border)
     if moved <= 0.05:
         return np.ascontiguousarray(frame[..., :3]), valid
     ref_to_frame = cv2.invertAffineTransform(frame_to_ref.astype(np.float64))
     out = cv2.warpAffine(np.ascontiguousarray(frame[..., :3]), ref_to_frame, (w, h),
                          flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-    return out, _inner((h, w), max(BORDER_PX, int(np.ceil(moved)) + 1))
+    return out, _inner((h, w), max(border, int(np.ceil(moved)) + 1))
 
 
 def _soften(img: np.ndarray, s: float) -> np.ndarray:
@@ -249,12 +250,13 @@ def _moved_px(a: np.ndarray, b: np.ndarray, size: tuple[int, int]) -> float:
 def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndarray, start: np.ndarray,
                   expect: Expect, *, start_free: np.ndarray | None = None, final: np.ndarray | None = None,
                   max_blob: int = MAX_BLOB, photometric: bool = True, stop_after: int | None = 3,
-                  temporal: bool = True) -> Explanation:
+                  temporal: bool = True, border: int = BORDER_PX) -> Explanation:
     """Check every frame of a video (RGB uint8 frames at ``start``'s size, letterbox already cropped) against
     the task's ``start`` image and the family's re-rendering (see the module). ``start_free``: pixels of the
     start image the first frame may differ in (default none). ``final``: the expected final picture, used to
     align the last frame (default ``start``). ``stop_after``: stop after this many unexplained frames (the
-    verdict is already known; None checks all)."""
+    verdict is already known; None checks all). ``border``: the picture's outer pixels never judged (a caller
+    that undid a camera of its own first passes :data:`BORDER_PX` plus how far that moved the corners)."""
     from vreason.verify.hue import hue_undone
 
     h, w = start.shape[:2]
@@ -263,14 +265,14 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     if n == 0 or t.shape != (n,):
         return Explanation(False, "no frames to explain")
     frames = hue_undone(list(frames), start)  # a camera's hue turn (a per-channel gain cannot model it)
-    inner = _inner((h, w), BORDER_PX)
+    inner = _inner((h, w), border)
 
     soft = 1.0
     first_fixed = frames[0]
 
     def first_residual(a, refit: bool = False):  # noqa: ANN001, ANN202
         nonlocal soft, first_fixed
-        raw = _warp(frames[0], a.warp, (w, h))[0]
+        raw = _warp(frames[0], a.warp, (w, h), border)[0]
         got = []
         for sc in SOFT_SCALES:  # the rendering softened as the first frame is: the least residual
             ref = _soften(start, sc)
@@ -319,7 +321,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     for i in range(n):
         u = float(t[i] - t[0]) / span
         m = _lerp(a0.warp, end_warp, u)
-        geo, valid = _warp(frames[i], m, (w, h))
+        geo, valid = _warp(frames[i], m, (w, h), border)
         blocks = _blocks(geo)
         region: Region | None = None
         if ref_blocks is not None and ref_warp is not None and _moved_px(m, ref_warp, (w, h)) <= 0.25:
@@ -346,7 +348,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 if alone is None or min(_moved_px(alone, x, (w, h)) for x in tried) <= 0.3:
                     continue
                 tried.append(alone)
-                geo2, valid2 = _warp(frames[i], alone, (w, h))
+                geo2, valid2 = _warp(frames[i], alone, (w, h), border)
                 fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
                              gains=gains)
                 out.full_checks += 1

@@ -129,10 +129,13 @@ def undo_camera(frames: list[np.ndarray], times: np.ndarray, state: dict[str, An
     span = float(t[-1] - t[0]) or 1.0
     corners = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], np.float64)
     out = []
+    ev["moved_px"] = 0.0  # how far the warp moved the picture's corners at most
     for f, ti in zip(frames, t, strict=True):
         u = float(ti - t[0]) / span
         m = (1 - u) * m0 + u * mn  # reference → frame
-        if float(np.abs(corners @ (m - ident).T).max()) <= 0.05:
+        moved = float(np.abs(corners @ (m - ident).T).max())
+        ev["moved_px"] = max(ev["moved_px"], round(moved, 2))
+        if moved <= 0.05:
             out.append(f)
             continue
         out.append(cv2.warpAffine(np.ascontiguousarray(f[..., :3]), m, (w, h),
