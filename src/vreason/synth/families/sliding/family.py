@@ -64,8 +64,9 @@ class Sliding(TaskFamily):
     name = "sliding"
     scene_check = False
     """The every-frame scene (issue 24, :mod:`.scene`) is wired into ``verify`` but not yet in the verdict: the
-    ground truth at CRF 35 and half size leaves 25-30-px blobs in the temporal residual
-    (tests/test_synth_families_b.py degradation; measured in the docs)."""
+    ground truth at CRF 35 and half size with a colour shift leaves a 37-px light smear beside a tile edge in one
+    frame (hard, tests/test_synth_families_b.py degradation; measured in the docs). The low-bitrate blobs of the
+    temporal residual (25-354 px, H.264 at 250 kbit/s) are explained since ``frame_check.CODEC_EDGE_PX``."""
     version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     directional = True
     process_rule = True
