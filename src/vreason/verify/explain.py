@@ -356,6 +356,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                     fc2.realigned = True
                     fc, geo, m, region = fc2, geo2, alone, None
                     blocks = _blocks(geo)
+                    break
         out.frames.append(fc)
         if fc.explained:
             if region is None or ref_blocks is None:
