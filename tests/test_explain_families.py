@@ -102,6 +102,9 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
                                "test_synth_principles)",
     ("sudoku", "mark"): "issue 24: a mark under the residual's 24-px blob limit was explained (a 6×4 stroke at 0.31, "
                         "bench seed 1812422572)",
+    ("arithmetic", "clone"): "issue 24: a copy of the '-' bar (17×3) landed on the top bar of a '5' (offset "
+                             "[-32, -16]): it adds one row of ink, a change under the residual's 24-px blob limit "
+                             "(largest blob 4 px, VREASON_ADV_SEED=973815897)",
     ("arithmetic", "mark"): "issue 24: a mark under the residual's 24-px blob limit was explained (a 13-px dot at 0.33 "
                             "on the ink, bench seed 948910964)",
     ("numseq", "drop_object"): "issue 24: the object dropped can be an answer digit inside a free \"?\" card (a "
