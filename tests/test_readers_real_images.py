@@ -118,7 +118,9 @@ def test_handwritten_digits_in_the_real_sudoku_photo(env, digits, opencv_samples
     perspective. Measured: 130/150 before the line-margin regrow (a 7's bar written close under a grid line
     was cut off as line margin: read as 1), 448/480 after (16 draws, ≥ 27/30 each); the misses are a 7
     whose bar lies on the line, and shapes OCR reads as letters or other digits (an 8 as P, a 2 as α, a 9
-    as 4). Floor: 52/60 (two draws); the 51 printed cells all right."""
+    as 4). Floor: 104/120 (four draws; the same 86.7% as the former 52/60 of two draws, which a run missed at
+    51/60 on VREASON_ADV_SEED=10135040 — at 93% per digit, 60 digits fall below it ≈ 1.5% of runs, 120 ≈ 0.2%);
+    the 51 printed cells all right."""
     import cv2
 
     from test_sudoku_real_photo import PHOTO_GRID
@@ -131,7 +133,7 @@ def test_handwritten_digits_in_the_real_sudoku_photo(env, digits, opencv_samples
                                            corners.astype(np.float32))
     blanks = [(r, c) for r in range(9) for c in range(9) if not PHOTO_GRID[r][c]]
     right = total = 0
-    for k in range(2):
+    for k in range(4):
         rng = rng_for(2, k)
         img, want = photo.copy(), [row[:] for row in PHOTO_GRID]
         ink = ink_colour(rng)
@@ -152,7 +154,7 @@ def test_handwritten_digits_in_the_real_sudoku_photo(env, digits, opencv_samples
         assert all(read[r][c] == want[r][c] for r, c in printed), read
         right += sum(read[r][c] == want[r][c] for r, c in pick)
         total += len(pick)
-    assert right >= 52, f"{right}/{total} handwritten digits read"
+    assert right >= 104, f"{right}/{total} handwritten digits read"
 
 
 # ------------------------------------------------------------------ math: a handwritten answer after "="
