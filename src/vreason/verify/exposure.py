@@ -1,0 +1,121 @@
+"""The photometric half of an alignment: a frame's per-channel exposure (gain and offset) against a reference,
+fitted on the reference's flat areas with clipped levels accounted for (:func:`gain_offset`), and undone through
+a lookup table (:func:`undo_gain`). Split from ``vreason.verify.align``, which re-exports every public name."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def flat_mask(ref: np.ndarray, level: int = 8) -> np.ndarray:
+    """Pixels of ``ref`` with no edge within 1 px (every channel's 3×3 range ≤ ``level``): where a frame aligned
+    to within a pixel shows the reference's own level (edges carry the alignment's residual)."""
+    import cv2
+
+    k = np.ones((3, 3), np.uint8)
+    rr = np.ascontiguousarray(ref[..., :3])
+    from vreason.verify.residual import chan_max
+
+    return chan_max(cv2.subtract(cv2.dilate(rr, k), cv2.erode(rr, k))) <= level
+
+
+def gain_offset(frame: np.ndarray, ref: np.ndarray, valid: np.ndarray | None = None, *,
+                max_samples: int = 200_000, flat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel (gain, offset) with frame ≈ gain · ref + offset over ``valid`` pixels (clipped ones out),
+    robust per reference level (:func:`_fit`); a channel with too few levels takes the pooled fit. Fitted on a
+    regular subsample of at most ``max_samples`` pixels; ``flat``: :func:`flat_mask` of ``ref`` when known."""
+    h, w = ref.shape[:2]
+    step = max(1, int(np.ceil(np.sqrt(h * w / max_samples))))
+    keep = flat_mask(ref) if flat is None else flat
+    keep = keep[::step, ::step]
+    if valid is not None:
+        keep = keep & valid[::step, ::step]
+    f = frame[::step, ::step, :3][keep].astype(np.int64)
+    r = ref[::step, ::step, :3][keep].astype(np.int64)
+    fits = [_fit(r[:, ch], f[:, ch]) for ch in range(3)]
+    pooled = None if all(fits) else _fit(r.reshape(-1), f.reshape(-1))
+    gain, off = np.ones(3, np.float32), np.zeros(3, np.float32)
+    for ch, fit in enumerate(fits):  # a channel with too few unclipped levels takes the pooled (exposure) fit
+        use = fit if fit is not None else pooled
+        if use is not None:
+            gain[ch], off[ch] = use
+    return gain, off
+
+
+def _median_rows(hist: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """The (lower) median value of each row of a histogram over ``values``."""
+    c = np.cumsum(hist, axis=1)
+    half = (c[:, -1] + 1) // 2
+    idx = (c < half[:, None]).sum(axis=1)
+    return values[np.minimum(idx, len(values) - 1)].astype(np.float64)
+
+
+def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
+    """y ≈ a·x + b (integer levels 0..255), fitted on the median observation of each reference level.
+
+    Levels are binned by 4; a level counts when it holds ≥ 20 observations and ≥ 0.2% of them and its median
+    is not clipped at 0–1 or 254–255 (weight √count): what a frame changed is a minority of its level and
+    drops out. Two levels ≥ 40 apart give gain and offset; a scene of one usable level (a light page with thin
+    text) gives the offset alone (gain 1); an implausible fit (gain outside 0.6..1.6, offset beyond ±60)
+    falls back to the offset alone. None when no level is usable. Medians come from per-bin histograms
+    (linear time)."""
+    x, y = x.astype(np.int64), y.astype(np.int64)
+    if x.size < 100:
+        return None
+    bins = x // 4
+    counts = np.bincount(bins, minlength=64)
+    big = np.flatnonzero(counts >= max(20, 0.002 * x.size))
+    if len(big) == 0:
+        return None
+    hy = np.bincount(bins * 256 + y, minlength=64 * 256).reshape(64, 256)[big]
+    hx = np.bincount(bins * 4 + (x % 4), minlength=256).reshape(64, 4)[big]
+    py = _median_rows(hy, np.arange(256))
+    px = big * 4 + _median_rows(hx, np.arange(4))
+    unclipped = (py > 1) & (py < 254)  # a level whose median clips says only "at least"/"at most"
+    if not unclipped.any():
+        return None
+    hi_x, lo_x = px[py >= 254], px[py <= 1]
+    big, py, px = big[unclipped], py[unclipped], px[unclipped]
+    wts = np.sqrt(counts[big].astype(np.float64))
+    if len(big) >= 2 and float(px.max() - px.min()) >= 40:
+        a, b = np.polyfit(px, py, 1, w=wts)
+        if 0.6 <= a <= 1.6 and -60 <= b <= 60:
+            return float(a), float(b)
+    d = py - px  # the offset alone: the weighted median of the levels' shifts
+    order = np.argsort(d)
+    cw = np.cumsum(wts[order])
+    b = float(d[order][np.searchsorted(cw, cw[-1] / 2)])
+    if not -60 <= b <= 60:
+        return None
+    return _clip_consistent(b, px, py, wts, hi_x, lo_x)
+
+
+def _clip_consistent(b: float, px: np.ndarray, py: np.ndarray, wts: np.ndarray, hi_x: np.ndarray,
+                     lo_x: np.ndarray) -> tuple[float, float]:
+    """The offset-only fit ``(1, b)`` made consistent with the levels whose median clipped: a level the frame
+    shows at 254–255 (0–1) must map there. A brighter exposure clips a light page and its light greys, leaving
+    one unclipped cluster (dark text, saturated colours) — too narrow to measure the gain, so the offset alone
+    said +12 where the exposure was ×1.15 and the clipped greys were then unexplained. The gain is then the
+    least (at most 1.6) that lifts every clipped-high level to the clip and sinks every clipped-low one to 0,
+    about the unclipped levels' weighted mean."""
+    x0 = float(np.average(px, weights=wts))
+    y0 = float(np.average(py, weights=wts))
+    need = [1.0]
+    need += [(253.5 - y0) / (x - x0) for x in hi_x if x > x0 + 8 and x + b < 253.5]
+    need += [(y0 - 1.5) / (x0 - x) for x in lo_x if x < x0 - 8 and x + b > 1.5]
+    a = min(1.6, max(need))
+    if a <= 1.0:
+        return 1.0, b
+    return a, y0 - a * x0
+
+
+def undo_gain(img: np.ndarray, gain: np.ndarray, offset: np.ndarray) -> np.ndarray:
+    """``(img − offset) / gain`` per channel through a lookup table (uint8 in and out). A saturated observation
+    (254, 255) only says the true value was at least its inverse: it stays at the top, where the light
+    backgrounds a brighter exposure clipped were."""
+    import cv2
+
+    levels = np.arange(256, dtype=np.float32)
+    lut = np.clip((levels[:, None] - offset[None]) / gain[None], 0, 255)
+    lut[254:] = np.maximum(lut[254:], levels[254:, None])
+    return cv2.LUT(np.ascontiguousarray(img[..., :3]), lut.astype(np.uint8).reshape(256, 1, 3))
