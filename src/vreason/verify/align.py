@@ -214,9 +214,8 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
                 cands.append(rel)
 
     ecc_from(ident if init is None else init, (4, 2, 1))
-    (dx, dy), resp = cv2.phaseCorrelate(ref_g.astype(np.float32).copy(), frame_g.astype(np.float32).copy())
-    if resp > 0.1 and np.hypot(dx, dy) <= MAX_SHIFT * max(w, h):
-        shift = np.array([[1, 0, -dx], [0, 1, -dy]], np.float64)
+    shift = phase_shift(frame_g, ref_g)
+    if shift is not None:
         cands.append(shift)
         ecc_from(shift, (2, 1))
     if mask is not None:  # the shift of the still pixels alone: large moving objects lead the plain correlation
@@ -250,7 +249,6 @@ def _masked_shift(frame_g: np.ndarray, ref_g: np.ndarray, mask: np.ndarray) -> n
     ECC from the identity diverged; the still pixels' shift was the shake (issue 24)."""
     import cv2
 
-    h, w = ref_g.shape
     wt = cv2.GaussianBlur(mask.astype(np.float32), (0, 0), 3)
     total = float(wt.sum())
     if total < 1:
@@ -258,7 +256,16 @@ def _masked_shift(frame_g: np.ndarray, ref_g: np.ndarray, mask: np.ndarray) -> n
     r, f = ref_g.astype(np.float32), frame_g.astype(np.float32)
     r = (r - float((r * wt).sum()) / total) * wt
     f = (f - float((f * wt).sum()) / total) * wt
-    (dx, dy), resp = cv2.phaseCorrelate(r, f)
+    return phase_shift(f, r)
+
+
+def phase_shift(frame_g: np.ndarray, ref_g: np.ndarray) -> np.ndarray | None:
+    """The frame → reference translation (2×3) by phase correlation of two grey images of one size, or None when
+    the correlation is weak (response ≤ 0.1) or the shift beyond :data:`MAX_SHIFT` (not a camera's)."""
+    import cv2
+
+    h, w = ref_g.shape
+    (dx, dy), resp = cv2.phaseCorrelate(np.array(ref_g, np.float32), np.array(frame_g, np.float32))
     if resp <= 0.1 or np.hypot(dx, dy) > MAX_SHIFT * max(w, h):
         return None
     return np.array([[1, 0, -dx], [0, 1, -dy]], np.float64)

@@ -195,15 +195,15 @@ def _shifted(frame_g: np.ndarray, first_grey: np.ndarray, init: np.ndarray) -> n
     None when the correlation is weak or the shift beyond a plausible camera's."""
     import cv2
 
-    from vreason.verify.align import MAX_SHIFT
+    from vreason.verify.align import phase_shift
 
     h, w = first_grey.shape
     warped = cv2.warpAffine(frame_g, init, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    (dx, dy), resp = cv2.phaseCorrelate(first_grey.astype(np.float32).copy(), warped.astype(np.float32))
-    if resp <= 0.1 or np.hypot(dx, dy) > MAX_SHIFT * max(w, h):
+    shift = phase_shift(warped, first_grey)
+    if shift is None:
         return None
     out = init.astype(np.float64).copy()
-    out[:, 2] -= (dx, dy)
+    out[:, 2] += shift[:, 2]
     return out
 
 
