@@ -147,9 +147,9 @@ def slot_centre() -> list[float]:
 @family
 class ToolQa(TaskFamily):
     name = "toolqa"
-    scene_check = False
-    """The scene (issue 24) is declared and tested, not yet part of the verdict: an honest +15% exposure fails it (a
-    tool's edge against the first frame)."""
+    scene_check = True
+    """The scene (issue 24) is part of the verdict since 27 Nov (sixth session): its last blocker, a codec's colour
+    fringe counted as another tool's pixels, is parsed away (:mod:`.scene`)."""
     version = "1"
     directional = True
     process_rule = False
