@@ -189,7 +189,7 @@ def _plausible(m_frame_to_ref: np.ndarray, size: tuple[int, int]) -> bool:
 
 
 def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = None,
-             mask: np.ndarray | None = None) -> np.ndarray | None:
+             mask: np.ndarray | None = None, extra: tuple[np.ndarray, ...] = ()) -> np.ndarray | None:
     """The similarity mapping the grey ``frame_g``'s pixels onto ``ref_g`` (another frame of the same video,
     same size). Candidates: ECC coarse to fine from ``init`` (frame → reference; default the identity), the
     phase-correlation shift, and ECC from that shift at half and full size only; the one whose warped frame
@@ -199,7 +199,8 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
     half-size level finds the shift exactly. While an object moves across pixels the mask keeps (toolqa: a
     tool mid-carry, outside its start and final places), ECC converged to a plausible but wrong zoom of
     1.004–1.02, 1–3 px off; the plain shift was right (mean difference 0.2–0.6 against 1.1–1.3 levels).
-    ``mask``: the reference's pixels the task never changes. None when no candidate is a plausible camera's."""
+    ``mask``: the reference's pixels the task never changes. ``extra``: more candidates (frame → reference) a
+    caller found otherwise, scored alike (a plausible one only). None when no candidate is a plausible camera's."""
     import cv2
 
     h, w = ref_g.shape
@@ -223,6 +224,7 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
         if still is not None:
             cands.append(still)
             ecc_from(still, (2, 1))
+    cands += [m for m in extra if _plausible(m, (w, h))]
     if not cands:
         return None
     if len(cands) == 1:
