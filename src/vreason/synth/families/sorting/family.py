@@ -80,18 +80,18 @@ class Sorting(TaskFamily):
     version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
     directional = True
     process_rule = True
-    decode_scale = 0.25
-    """Verification works at this fraction of the canvas; the scorer may decode at that size. With
-    :attr:`scene_check` on, use 1.0: a quarter-size decode enlarged back leaves codec noise in 4×4 blocks that the
-    scene's temporal residual does not absorb (every honest P5 case of bench seed 5 failed at 0.25)."""
+    decode_scale = 1.0
+    """Verification works at the render size (the process checks reduce the frames to a quarter themselves): a
+    quarter-size decode enlarged back leaves codec noise in 4×4 blocks that the scene's temporal residual does not
+    absorb (every honest P5 case of bench seed 5 failed at 0.25)."""
 
-    scene_check = False
-    """Whether verify adds the every-frame ``scene`` check (issue 24). Off for now: forced on (with ``decode_scale``
-    1.0), an honest slow zoom fails it (bench seed 772140958, easy, −3.7%: the last frame's camera against the
-    first, ``align.relative``, came out a plain 12-px shift — ECC over the still pixels failed on the mostly white
-    picture — so frames from 19 on were misaligned by up to 2 px at the shelf's ends and the bars' edges). Fixed
-    for it: bar edges parsed a pixel off (both roundings of a bar's length fitted) and a 2-px shake while a bar is
-    lifted (the still pixels' shift in ``align.relative``)."""
+    scene_check = True
+    """Whether verify adds the every-frame ``scene`` check (issue 24). On since 27 Nov (sixth session): its last
+    blocker, an honest slow zoom (bench seed 772140958, easy, 4.1%: the last frame's camera against the first,
+    ``align.relative``, came out a plain 14-px shift — ECC over the still pixels failed on the mostly white
+    picture), is explained since the scene asks for the last frame's full search against the final picture
+    (``Scene.end_search``). Fixed before: bar edges parsed a pixel off (both roundings of a bar's length fitted)
+    and a 2-px shake while a bar is lifted (the still pixels' shift in ``align.relative``)."""
 
     def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
         n, k = _LEVELS[difficulty]

@@ -153,4 +153,4 @@ def make_scene(state: dict[str, Any], cfg: RenderConfig):
             return pos
         return soften(draw_bars(bg, bars, g, pos, h), size), None
 
-    return Scene(start, expect, final=final)
+    return Scene(start, expect, final=final, end_search=True)
