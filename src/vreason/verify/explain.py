@@ -252,7 +252,8 @@ def _moved_px(a: np.ndarray, b: np.ndarray, size: tuple[int, int]) -> float:
 def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndarray, start: np.ndarray,
                   expect: Expect, *, start_free: np.ndarray | None = None, final: np.ndarray | None = None,
                   max_blob: int = MAX_BLOB, photometric: bool = True, stop_after: int | None = 3,
-                  temporal: bool = True, border: int = BORDER_PX, end_search: bool = False) -> Explanation:
+                  temporal: bool = True, border: int = BORDER_PX, end_search: bool = False,
+                  track_camera: bool = True) -> Explanation:
     """Check every frame of a video (RGB uint8 frames at ``start``'s size, letterbox already cropped) against
     the task's ``start`` image and the family's re-rendering (see the module). ``start_free``: pixels of the
     start image the first frame may differ in (default none). ``final``: the expected final picture, used to
@@ -262,7 +263,12 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     ``end_search``: the last frame is also aligned to ``final`` by the full similarity search (as the first frame
     to ``start``), a candidate of the last frame's camera scored with the others over the still pixels: on a
     mostly white picture the frame-to-frame candidates can all miss a slow zoom — sorting, a 4.1% zoom: a plain
-    14-px shift, mean difference 1.52 levels over the still pixels against 0.07 for the searched zoom."""
+    14-px shift, mean difference 1.52 levels over the still pixels against 0.07 for the searched zoom.
+    ``track_camera``: False when the caller brought every frame onto the first frame's camera itself (its own
+    per-frame estimate): the first frame's warp is applied to every frame, which is neither interpolated to the
+    last frame nor re-aligned when unexplained. Gravity: a scene of one horizontal line fixes no horizontal place
+    frame to frame — the last frame's estimate took a 59.6-px shift (the band it moved, left unjudged, hid a
+    clone on the floor), and the re-alignment missed 2-px shakes (seed 716559779)."""
     from vreason.verify.hue import hue_undone
 
     h, w = start.shape[:2]
@@ -318,7 +324,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     if end_search and final is not None and n > 1:
         a_end = align(frames[-1], final)
         extra = (_relative_of(a_end.warp, a0.warp),) if a_end.ok else ()
-    end_rel = _relative(frames[-1], f0, mask=still, extra=extra) if n > 1 else _IDENT
+    end_rel = _relative(frames[-1], f0, mask=still, extra=extra) if n > 1 and track_camera else _IDENT
     if end_rel is not None and _moved_px(end_rel, _IDENT, (w, h)) < STILL_PX:
         end_rel = _IDENT  # a camera that moved less than this is still (an edge's 1-px range absorbs it)
     end_warp = _compose(a0.warp, end_rel) if end_rel is not None else a0.warp
@@ -347,7 +353,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             # fitted against the expected rendering): the start check's own correction differs at clipped edges
             ref0 = _Ref0(ref0.start, held[0], ref0.valid)
         out.full_checks += 1
-        if not fc.explained:
+        if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the
             # interpolated camera plus a shift first (a shake), by the full search only if that does not explain it
             fg, init = _grey0(frames[i]), _relative_of(m, a0.warp)
