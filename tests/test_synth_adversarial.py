@@ -79,9 +79,6 @@ KNOWN_GAPS = {
     "an extra mark) fails an honest +15% exposure with a +6° hue turn at medium/hard on some seeds (e.g. "
     "468594633, 282467383): the hue turn is now undone, but a 28–32 px blob at card edges stays against the "
     "first frame (the temporal residual; limit 24)",
-    ("gravity", "shake2px"): "issue 24: gravity's scene (in its verdict since 27 Nov, fifth session) failed an honest "
-    "2-px shake at medium on VREASON_ADV_SEED=716559779 (found by the last make test of the session, with the "
-    "session's code before and after its final refactor alike; not yet diagnosed)",
 }
 """Honest variants a verifier is known to fail on some draws (non-strict: a pass is fine), each with its issue."""
 

@@ -11,7 +11,11 @@ frame to the final picture) would move the ball onto its final place and absorb 
   vertical place, the ball's area against frame 0's gives the zoom (the same mask rule in both frames, so the
   codec's and the threshold's bias cancel), and the horizontal place is frame 0's (the zoom and rotation turn
   about the picture's centre column: a pan along a featureless floor cannot be told from a moved ball);
-* the warp is interpolated over the frame times between the two (as the shared estimate does).
+* the warp is interpolated over the frame times between the two (as the shared estimate does);
+* a hand-held shake on top (``shake=True``): each frame is moved vertically so that its floor edge, at the
+  centre column, lies where the start picture's does (at most :data:`MAX_SHAKE_PX`; sub-pixel, one resampling).
+  Horizontally the sky and the floor are the same in every column and the ball is parsed wherever it is: a
+  horizontal shake changes nothing the scene compares, and nothing here could measure it.
 
 The zoom is clipped to :data:`MAX_ZOOM` and the rotation to :data:`MAX_ROT_DEG` (the honest camera's bounds).
 """
@@ -26,6 +30,9 @@ from vreason.synth import frametools as ft
 
 MAX_ZOOM = 0.06
 MAX_ROT_DEG = 2.5
+MAX_SHAKE_PX = 4.5
+"""Largest vertical shake undone per frame: an honest 2-px shake of every frame, the first and last included,
+leaves a frame up to 4 px from the warp interpolated between them."""
 BAND = 40
 """Rows searched for the floor edge on each side of the rendered floor line, px."""
 
@@ -96,8 +103,9 @@ def _similarity(scale: float, theta: float, src: tuple[float, float], dst: tuple
 
 
 def undo_camera(frames: list[np.ndarray], times: np.ndarray, state: dict[str, Any],
-                start: np.ndarray) -> tuple[list[np.ndarray], dict[str, Any]]:
-    """The frames brought onto the start picture's grid (see the module) and the camera's evidence."""
+                start: np.ndarray, *, shake: bool = False) -> tuple[list[np.ndarray], dict[str, Any]]:
+    """The frames brought onto the start picture's grid (see the module; ``shake``: a vertical shake undone per
+    frame too) and the camera's evidence."""
     import cv2
 
     from vreason.verify.align import align
@@ -130,9 +138,16 @@ def undo_camera(frames: list[np.ndarray], times: np.ndarray, state: dict[str, An
     corners = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], np.float64)
     out = []
     ev["moved_px"] = 0.0  # how far the warp moved the picture's corners at most
+    ev["shake_px"] = 0.0  # the largest vertical shake undone
     for f, ti in zip(frames, t, strict=True):
         u = float(ti - t[0]) / span
         m = (1 - u) * m0 + u * mn  # reference → frame
+        if shake and ref_line is not None:
+            dy = _floor_offset(f, m, (w, h), state, ref_line)
+            if dy is not None and abs(dy) <= MAX_SHAKE_PX:
+                m = m.copy()
+                m[:, 2] += m[:, 1] * dy  # the output row y shows the frame's row of y + dy
+                ev["shake_px"] = max(ev["shake_px"], round(abs(dy), 2))
         moved = float(np.abs(corners @ (m - ident).T).max())
         ev["moved_px"] = max(ev["moved_px"], round(moved, 2))
         if moved <= 0.05:
@@ -141,3 +156,19 @@ def undo_camera(frames: list[np.ndarray], times: np.ndarray, state: dict[str, An
         out.append(cv2.warpAffine(np.ascontiguousarray(f[..., :3]), m, (w, h),
                                   flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE))
     return out, ev
+
+
+def _floor_offset(frame: np.ndarray, m: np.ndarray, size: tuple[int, int], state: dict[str, Any],
+                  ref_line: tuple[float, float]) -> float | None:
+    """How far (px, down positive) the floor edge of ``frame`` warped by ``m`` (reference → frame) lies below the
+    start picture's ``ref_line`` at the centre column, or None when the edge is not found."""
+    import cv2
+
+    w, h = size
+    g = cv2.warpAffine(np.ascontiguousarray(frame[..., :3]), m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                       borderMode=cv2.BORDER_REPLICATE)
+    ball = ball_area(g, state)
+    line = floor_line(g, state, None if ball is None else ball[0])
+    if line is None:
+        return None
+    return (line[0] - ref_line[0]) * w / 2 + line[1] - ref_line[1]
