@@ -113,6 +113,8 @@ class Scene:
     start_free: np.ndarray | None = None
     end_search: bool = False
     """Also align the last frame to ``final`` by the full similarity search (:func:`explain_video`)."""
+    trail: int = 0
+    """Frames a codec's motion trail is allowed for (:func:`explain_video`)."""
 
 
 def _blocks(img: np.ndarray) -> np.ndarray:
@@ -253,7 +255,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                   expect: Expect, *, start_free: np.ndarray | None = None, final: np.ndarray | None = None,
                   max_blob: int = MAX_BLOB, photometric: bool = True, stop_after: int | None = 3,
                   temporal: bool = True, border: int = BORDER_PX, end_search: bool = False,
-                  track_camera: bool = True) -> Explanation:
+                  track_camera: bool = True, trail: int = 0) -> Explanation:
     """Check every frame of a video (RGB uint8 frames at ``start``'s size, letterbox already cropped) against
     the task's ``start`` image and the family's re-rendering (see the module). ``start_free``: pixels of the
     start image the first frame may differ in (default none). ``final``: the expected final picture, used to
@@ -268,7 +270,10 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     per-frame estimate): the first frame's warp is applied to every frame, which is neither interpolated to the
     last frame nor re-aligned when unexplained. Gravity: a scene of one horizontal line fixes no horizontal place
     frame to frame — the last frame's estimate took a 59.6-px shift (the band it moved, left unjudged, hid a
-    clone on the floor), and the re-alignment missed 2-px shakes (seed 716559779)."""
+    clone on the floor), and the re-alignment missed 2-px shakes (seed 716559779).
+    ``trail``: where the expected picture changed within this many frames before, a frame is judged by the
+    residuals' per-pixel tolerances alone (a low-bitrate codec's motion trail,
+    :func:`vreason.verify.frame_check._trail`); 0: never."""
     from vreason.verify.hue import hue_undone
 
     h, w = start.shape[:2]
@@ -334,6 +339,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     ref_blocks: np.ndarray | None = None  # per 4×4 block, the mean of the picture as last explained
     ref_warp: np.ndarray | None = None
     gains: list = [None, None]  # the exposure last fitted (reused while it explains the frames)
+    shown: list = []  # the expected picture of the frame last checked
+    recent: list[tuple[int, np.ndarray]] = []  # (frame, expected picture) of the last checks, for ``trail``
     for i in range(n):
         u = float(t[i] - t[0]) / span
         m = _lerp(a0.warp, end_warp, u)
@@ -346,8 +353,11 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 out.frames.append(FrameCheck(i, True))
                 continue
         held: list = []
+        recent = [(j, p) for j, p in recent if i - j <= trail]
+        pics = [p for _, p in recent]
         fc = _check(i, geo, valid, expect, max_blob=max_blob, photometric=photometric,
-                    ref0=ref0 if i else None, region=region, gains=gains, corrected=held)
+                    ref0=ref0 if i else None, region=region, gains=gains, corrected=held, recent=pics,
+                    shown=shown if trail else None)
         if i == 0 and ref0 is not None and held and region is None:
             # the temporal residual's reference is the first frame corrected as the later frames are (gain
             # fitted against the expected rendering): the start check's own correction differs at clipped edges
@@ -366,7 +376,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 tried.append(alone)
                 geo2, valid2 = _warp(frames[i], alone, (w, h), border)
                 fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
-                             gains=gains)
+                             gains=gains, recent=pics)
                 out.full_checks += 1
                 if fc2.explained:
                     fc2.realigned = True
@@ -374,6 +384,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                     blocks = _blocks(geo)
                     break
         out.frames.append(fc)
+        if trail and shown:
+            recent.append((i, shown[0]))
         if fc.explained:
             if region is None or ref_blocks is None:
                 ref_blocks, ref_warp = blocks, m
@@ -395,4 +407,4 @@ def explain_scene(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                   **kw) -> Explanation:
     """:func:`explain_video` for a family's :class:`Scene`."""
     return explain_video(frames, times, scene.start, scene.expect, start_free=scene.start_free,
-                         final=scene.final, end_search=scene.end_search, **kw)
+                         final=scene.final, end_search=scene.end_search, trail=scene.trail, **kw)

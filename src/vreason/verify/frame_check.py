@@ -51,6 +51,10 @@ CODEC_RING = 8
 and the ringing an intra codec puts in the 8×8 blocks it shares with the object (MJPEG q=6: a coin's ringing
 reached 9 px into the flat tray, 5×5 means 10–20 levels off the first frame; 3 px were grown before)."""
 
+TRAIL_RING = CODEC_RING
+"""A codec's motion trail (:func:`_trail`): the pixels the expected picture changed in over the last few frames,
+grown by this many px (a motion-compensated block borrows from up to a block away)."""
+
 CODEC_EDGE_PX = 3
 CODEC_EDGE_LEVEL = 40
 """The temporal residual leaves the pixels within ``CODEC_EDGE_PX`` of an edge of ≥ ``CODEC_EDGE_LEVEL`` levels (luma)
@@ -137,6 +141,25 @@ class _Ref0:
     valid: np.ndarray
 
 
+def _trail(expected: np.ndarray, recent: Sequence[np.ndarray]) -> np.ndarray | None:
+    """The pixels where one of the ``recent`` frames' expected pictures differs from ``expected``, grown by
+    :data:`TRAIL_RING`: where a low-bitrate P-frame may still carry a moved object's colours, judged by the
+    residuals' per-pixel tolerances alone (not their 5×5 means). Sliding, H.264 CRF 35 decoded at half size:
+    two frames after a tile crossed a dark gap, a 6×5-px smear of the tile's and its neighbour's colours stood
+    in the gap, up to 46 levels of luma (5×5 means up to 21 against 18: a 37-px blob; per pixel over 40: 8 px).
+    None when nothing changed."""
+    import cv2
+
+    moved = np.zeros(expected.shape[:2], bool)
+    for prev in recent:
+        if prev is not expected and prev.shape == expected.shape:
+            moved |= cv2.absdiff(prev, expected).max(axis=2) > 0
+    if not moved.any():
+        return None
+    k = np.ones((2 * TRAIL_RING + 1, 2 * TRAIL_RING + 1), np.uint8)
+    return cv2.dilate(moved.astype(np.uint8), k) > 0
+
+
 def _static(expected: np.ndarray, start: np.ndarray, free: np.ndarray | None) -> np.ndarray:
     """Pixels anything may occupy for the temporal residual: free ones, those where the expected picture
     differs from the start, grown by :data:`CODEC_RING`, and those beside a strong edge (:func:`_edge_band`)
@@ -177,17 +200,22 @@ def _shift(box: tuple[int, int, int, int] | None, r: Region) -> tuple[int, int, 
 
 def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_blob: int,
            photometric: bool, ref0: _Ref0 | None = None, region: Region | None = None,
-           gains: list | None = None, corrected: list | None = None) -> FrameCheck:
+           gains: list | None = None, corrected: list | None = None, recent: Sequence[np.ndarray] = (),
+           shown: list | None = None) -> FrameCheck:
     """Frame ``i`` already warped onto the reference grid: the family parses it (camera geometry undone,
     exposure not: parsers read colours with tolerances), then the residuals inside ``region`` (x0, y0, x1, y1;
     default the whole picture — the rest of the frame is unchanged since a frame that was explained), with the
     exposure undone: first the last frame's gain (``gains``, updated in place), and when that leaves the frame
     unexplained, a gain fitted on this frame against its expected rendering. ``corrected``: set to the
-    explained frame's corrected crop."""
+    explained frame's corrected crop. ``recent``: the expected pictures of the last few frames (their changes are
+    a codec's motion trail, :func:`_trail`); ``shown``: set to this frame's expected picture."""
     got = expect(i, geo)
     if isinstance(got, str):
         return FrameCheck(i, False, reason=got)
     expected, free = got
+    if shown is not None:
+        shown[:] = [expected]
+    trail = _trail(expected, recent) if recent else None
     r = region or (0, 0, geo.shape[1], geo.shape[0])
     if region is not None:  # judged inside the region, measured with its neighbours (see CONTEXT)
         hh, ww = geo.shape[:2]
@@ -213,7 +241,7 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
         fixed = g
         if gain is not None:
             fixed = _declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
-        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob)
+        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail)
         if fc.explained:
             if corrected is not None:  # the corrected crop (the first frame: the temporal residual's reference)
                 corrected[:] = [fixed]
@@ -222,15 +250,15 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
 
 
 def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray | None, valid: np.ndarray,
-               r: Region, ref0: _Ref0 | None, max_blob: int) -> FrameCheck:
+               r: Region, ref0: _Ref0 | None, max_blob: int, trail: np.ndarray | None = None) -> FrameCheck:
     """The rendering residual and (where the expected picture has not changed since the start) the temporal
-    one of the corrected frame crop ``fixed`` (region ``r``)."""
-    res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r))
+    one of the corrected frame crop ``fixed`` (region ``r``); ``trail``: pixels both judge per pixel only."""
+    res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r), per_pixel=_crop(trail, r))
     ok = res.explained(max_blob)
     if ok and ref0 is not None:
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r))
         tres = residual(fixed, _crop(ref0.frame, r), static, valid=_crop(valid & ref0.valid, r),
-                        tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL)
+                        tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL, per_pixel=_crop(trail, r))
         if not tres.explained(max_blob):
             box = _shift(tres.blob_box, r)
             return FrameCheck(i, False, tres.largest_blob, box,

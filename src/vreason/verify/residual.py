@@ -102,9 +102,12 @@ def excess_map(frame: np.ndarray, expected: np.ndarray, edge_px: int = EDGE_PX) 
 
 
 def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = None, *, tol: float = TOL,
-             tol_patch: float = TOL_PATCH, edge_px: int = EDGE_PX, valid: np.ndarray | None = None) -> Residual:
+             tol_patch: float = TOL_PATCH, edge_px: int = EDGE_PX, valid: np.ndarray | None = None,
+             per_pixel: np.ndarray | None = None) -> Residual:
     """The residual of an aligned RGB ``frame`` against its ``expected`` rendering, outside ``free`` (bool, True =
-    anything may appear) and inside ``valid`` (e.g. :attr:`Alignment.valid`: pixels the frame covers)."""
+    anything may appear) and inside ``valid`` (e.g. :attr:`Alignment.valid`: pixels the frame covers).
+    ``per_pixel``: pixels judged by ``tol`` alone, not by the 5×5 patch mean (a codec's motion trail,
+    :data:`vreason.verify.frame_check.TRAIL_RING`)."""
     import cv2
 
     if frame.shape[:2] != expected.shape[:2]:
@@ -115,7 +118,10 @@ def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = 
         ignore |= ~valid.astype(bool)
     ex[ignore] = 0
     patch = cv2.blur(ex, (5, 5))  # uint8 (rounded: 0.5 level against a tolerance of 18)
-    bad = ((ex > tol) | (patch > tol_patch)) & ~ignore
+    pale = patch > tol_patch
+    if per_pixel is not None:
+        pale &= ~per_pixel.astype(bool)
+    bad = ((ex > tol) | pale) & ~ignore
     n, lab, stats, _ = cv2.connectedComponentsWithStats(bad.astype(np.uint8), connectivity=8)
     specks = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] < MIN_SPECK)
     specks = specks[specks > 0]
