@@ -104,7 +104,6 @@ SOMETIMES: dict[tuple[str, str], str] = {
     ('gravity', 'end_early'): 'wrong on 2/2 draws (seeds 73495109, 377213459)',
     ('oddoneout', 'mark'): 'wrong on 1/2 draws (seeds 73495109, 377213459)',
     ('sequence', 'mark'): 'wrong on 1/2 draws (seeds 73495109, 377213459)',
-    ('sliding', 'blank_frame'): 'wrong on 2/2 draws (seeds 73495109, 377213459)',
     ('sliding', 'drop_object'): 'wrong on 2/2 draws (seeds 73495109, 377213459)',
     ('sliding', 'ghost'): 'wrong on 2/2 draws (seeds 73495109, 377213459)',
     ('sliding', 'jump'): 'wrong on 1/2 draws (seeds 73495109, 377213459)',

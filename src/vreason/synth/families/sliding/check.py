@@ -13,9 +13,15 @@ if TYPE_CHECKING:
 
 C = 12
 """Feature pixels per cell side (area-downsampled)."""
-MARK_LEVEL = 60
+MARK_LEVEL = 40
 """A pixel of a read (stable) frame differs from the render of its reading when its corrected colour leaves
-the render's 2-px neighbourhood range by more than this in some channel."""
+the render's 2-px neighbourhood range by more than this, measured as the shared residual measures it
+(:func:`vreason.verify.residual.excess_map`: luma, and chroma averaged over 4×4 blocks as 4:2:0 codecs and JPEG
+keep it; its per-pixel tolerance ``TOL``). The largest RGB channel (60 levels before) read MJPEG q 9–10's chroma
+subsampling as 34 px over 60 — up to 127 — scattered along tile edges of a hard board (seed 11, frame 15), where
+the luma/chroma excess was ≤ 41 (mostly < 12)."""
+MARK_RANGE_PX = 2
+"""The render's neighbourhood (px) a pixel may take its value from (a residual shake after stabilisation)."""
 MARKS_PX_MAX = 24
 """Most such pixels a read frame may have (honest variants: 0; a 6-px stroke: hundreds)."""
 
@@ -28,20 +34,31 @@ def _max_marks(fixed: list[np.ndarray], arrs: list[tuple[int, ...] | None], pain
 
     # the picture's outer BORDER_PX px are not read (the shared layer's rule): a letterbox crop of a picture
     # decoded smaller (2.39:1 at 640 px wide) blends the bars' colour into the edge columns
-    none = np.ones(fixed[0].shape[:2], bool)
-    none[BORDER_PX:-BORDER_PX, BORDER_PX:-BORDER_PX] = False
-    cache: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
+    inner = np.zeros(fixed[0].shape[:2], bool)
+    inner[BORDER_PX:-BORDER_PX, BORDER_PX:-BORDER_PX] = True
+    cache: dict[tuple[int, ...], np.ndarray] = {}
     worst, where = 0, 0
     n = len(arrs)
     for i, a in enumerate(arrs):
         if a is None or any(arrs[j] != a for j in range(max(0, i - 2), min(n, i + 3))):
             continue
         if a not in cache:
-            cache[a] = ft.ref_range(painter.board(a))
-        v = int(ft.changed(fixed[i], cache[a], MARK_LEVEL, none).sum())
+            cache[a] = painter.board(a)
+        v = int(_marked(fixed[i], cache[a], inner).sum())
         if v > worst:
             worst, where = v, i
     return worst, where
+
+
+def _marked(frame: np.ndarray, board: np.ndarray, inner: np.ndarray) -> np.ndarray:
+    """Bool mask of the pixels (inside ``inner``) that leave the ``board`` render's range by more than
+    :data:`MARK_LEVEL` (:data:`MARK_RANGE_PX`), isolated specks removed (a 2×2 opening)."""
+    import cv2
+
+    from vreason.verify.residual import excess_map
+
+    m = ((excess_map(frame, board, MARK_RANGE_PX) > MARK_LEVEL) & inner).astype(np.uint8)
+    return cv2.morphologyEx(m, cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
 
 
 class Reader:
