@@ -118,8 +118,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
                         "was explained (seed 991030)",
     ("maze", "mark"): "issue 24: a 7×4 dot (28 px) at opacity 0.8 was explained (VREASON_ADV_SEED=461080297, "
                       "fresh-clone make test): a blob that small is at the residual's 24-px size limit",
-    ("choice", "clone"): "issue 24: a 9×11 copy of an object at opacity 1 was explained (VREASON_ADV_SEED=716559779, "
-                         "box [358, 22, 367, 33]: at the title, not yet diagnosed)",
     ("sliding", "mark"): "issue 24: a 16×12 green dot at opacity 0.92 on a green tile — 29 levels from the tile on its "
                          "largest channel, under the residual's 40-level floor — was explained (seed 490620556)",
 }

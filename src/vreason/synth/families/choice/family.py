@@ -50,6 +50,45 @@ def render(state: dict[str, Any], cfg: RenderConfig, red: tuple[int, ...] = ()) 
     return img
 
 
+OUTLINE_TOL = 40.0
+"""A ring pixel this close (RGB distance) to a blend of the outline colours is the outline's (the residual's
+40-level floor)."""
+
+
+SHADE = (0.6, 0.7, 0.8, 0.9, 1.0)
+"""Shades of the outline's reddish colours accepted in the ring: a codec undershoots the luma beside a thin red
+line (H.264: (157, 60, 54) in the row beside a (230, 30, 30) outline). Neutral pixels are not shaded: a copy of
+the text's ink (25) stays unexplained."""
+
+
+def outline_colours(px: np.ndarray) -> np.ndarray:
+    """Which of the pixels ``px`` (N×3 RGB) lie, at one of the :data:`SHADE` s, within :data:`OUTLINE_TOL` of a
+    blend of the page, the grey outline and the red one (the triangle they span: an outline of any width,
+    antialiased, fading in over the grey one)."""
+    p = px.astype(np.float32)
+    ok = _blend_distance(p) <= OUTLINE_TOL
+    reddish = p[:, 0] - p[:, 1:].max(axis=1) >= OUTLINE_TOL  # shaded only where red shows: not the neutral ink
+    return ok | reddish & np.any([_blend_distance(p / k) * k <= OUTLINE_TOL for k in SHADE], axis=0)
+
+
+def _blend_distance(px: np.ndarray) -> np.ndarray:
+    a, b, c = (np.array(v, np.float32) for v in (draw.WHITE, GREY, RED))
+    p = px - a
+    e1, e2 = b - a, c - a
+    n = np.cross(e1, e2)
+    n /= np.linalg.norm(n)
+    h = p @ n
+    q = p - h[:, None] * n  # on the triangle's plane
+    g = np.linalg.inv(np.array([[e1 @ e1, e1 @ e2], [e1 @ e2, e2 @ e2]], np.float32))
+    u, v = (g @ np.stack([q @ e1, q @ e2])).astype(np.float32)
+    inside = (u >= 0) & (v >= 0) & (u + v <= 1)
+    best = np.where(inside, np.abs(h), np.inf).astype(np.float32)
+    for s, d in ((np.zeros(3, np.float32), e1), (np.zeros(3, np.float32), e2), (e1, e2 - e1)):
+        t = np.clip(((p - s) @ d) / float(d @ d), 0.0, 1.0)
+        best = np.minimum(best, np.linalg.norm(p - (s + t[:, None] * d), axis=1))
+    return best
+
+
 def _shapes(rng: np.random.Generator, kinds: list[tuple[str, str, int]], panel: list[int]) -> list[dict]:
     x0, y0, x1, y1 = panel
     cols, rows = 7, 4
@@ -122,16 +161,25 @@ class Choice(TaskFamily):
 
     def scene(self, state: dict[str, Any], cfg: RenderConfig):
         """Every frame is the worksheet; only the ring along each option's outline may change (where a box is
-        redrawn in red, in any honest line width)."""
+        redrawn in red, in any honest line width), and only to the outline's colours: the page, grey, red and
+        their blends (:func:`outline_colours`); anything else there (a copied glyph, a ghost) is compared with
+        the worksheet."""
         from vreason.verify.explain import Scene, box_mask
 
         hw = (cfg.height, cfg.width)
         pad = max(4, int(round(8 * cfg.height / 360)))
-        free = np.zeros(hw, bool)
+        ring = np.zeros(hw, bool)
         for x0, y0, x1, y1 in state["layout"]["boxes"]:
-            free |= box_mask(hw, [(x0, y0, x1, y1)], pad=pad) & ~box_mask(hw, [(x0, y0, x1, y1)], pad=-pad)
+            ring |= box_mask(hw, [(x0, y0, x1, y1)], pad=pad) & ~box_mask(hw, [(x0, y0, x1, y1)], pad=-pad)
         start = render(state, cfg)
-        return Scene(start, lambda i, frame: (start, free), final=render(state, cfg, (state["correct"],)))
+        ys, xs = np.nonzero(ring)
+
+        def expect(i: int, frame: np.ndarray):
+            free = np.zeros(hw, bool)
+            free[ys, xs] = outline_colours(frame[ys, xs, :3])
+            return start, free
+
+        return Scene(start, expect, final=render(state, cfg, (state["correct"],)))
 
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         return tt.verify_by_check(frames, state, cfg, times, family=self)

@@ -18,7 +18,9 @@ path with the same code:
 
 Questions: easy — right tool in the frame (yes), a wrong tool stays (yes); medium — + the other wrong tool
 stays (yes); hard (four tools) — right tool in the frame (yes), a wrong tool in the frame (no), another
-wrong tool stays (yes). No process rule (a cut to the right end state is a right answer).
+wrong tool stays (yes). No process rule (a cut to the right end state is a right answer); with the scene in the
+verdict the end state must hold over the suite's end window (the last 0.15 s show one picture: a video cut while
+the tool is still on its way fails).
 """
 
 from __future__ import annotations
@@ -231,6 +233,10 @@ class ToolQa(TaskFamily):
         scene_check: dict[str, bool] = {}
         scene_ev: dict[str, Any] = {}
         ft.explain_check(self, prepared, t, state, cfg, scene_check, scene_ev)
+        moved = _not_held(prepared, t) if self.scene_check else []
+        if moved:  # the end state holds over the suite's end window (draw.END_HOLD_S), as the other families'
+            scene_check["held"] = False
+            scene_ev["hold_changed"] = moved[:10]
         params = tc.params_of(state)
         ends = [frames[0], frames[-1]]
         rows = []
@@ -245,11 +251,22 @@ class ToolQa(TaskFamily):
         if not all(r["correct"] for r in rows):
             ev["reason"] = "wrong answers: " + "; ".join(f"{r['question']} → {r['answer']} (expected {r['expected']})"
                                                          for r in rows if not r["correct"])
-        elif not ok:
+        elif not scene_check.get("scene", True):
             ev["reason"] = f"not every frame is the task's scene: {scene_ev['scene']['reason']}"
+        elif not ok:
+            ev["reason"] = f"the end state does not hold over the last {draw.END_HOLD_S} s (frames {moved[:10]} differ)"
         # all-or-nothing, as TiViBench's QA metric: a static video answers the "stays" questions right, so a
         # share of right answers would give it partial credit
         return VerifyResult(1.0 if ok else 0.0, ok, ev, _overlay(frames[-1], rows))
+
+
+def _not_held(frames: list[np.ndarray], t: np.ndarray) -> list[int]:
+    """The frames of the end window (the last :data:`draw.END_HOLD_S` seconds) that are not the last picture
+    (:func:`vreason.verify.explain.unchanged`, a hand-held camera absorbed): a video cut while the tool is still
+    on its way."""
+    from vreason.verify.explain import unchanged
+
+    return [int(j) for j in draw.end_window(t)[:-1] if not unchanged(frames[j], frames[-1], camera=True)[0]]
 
 
 def _overlay(frame: np.ndarray, rows: list[dict[str, Any]]) -> np.ndarray:
