@@ -70,6 +70,12 @@ against each softened rendering (``refit``: a frame decoded small and enlarged b
 rendering's 3-px lines are black — sudoku in a 9:16 frame decoded at 360×640: gain 0.81, offset +47 against the
 sharp grid); then a camera whose x and y scales differ (``stretch``: a letterbox crop enlarged back,
 :data:`vreason.verify.align.STRETCH`). A first frame explained by an earlier try keeps its camera."""
+STRETCH_TOO = True
+"""A first frame explained by a searched similarity is also aligned with the stretched camera (``align(stretch=
+True)``), which is kept when it leaves less residual there. A letterbox crop decoded small is scaled in y
+otherwise than in x (connect, 9:16 at 320 px: 1.8%); one zoom explained frame 0 (1.0182, 6 px off in x at the
+board's edges, absorbed by the 0.35 softening) and left the lines near the board's edge 1–2 px off later
+(50–132-px blobs, seed 11 easy). Costs one more search where the quick identity test failed."""
 STILL_PX = 0.75
 """A camera whose last frame moved less than this (px at the corners) against the first is taken as still."""
 
@@ -173,6 +179,11 @@ def _softened(expect: Expect, s: float) -> Expect:
         return hit[1], free
 
     return wrapped
+
+
+def _excess(res) -> float:  # noqa: ANN001
+    """A residual's total excess over its tolerance (how much of the picture it leaves unexplained)."""
+    return float(res.excess.sum(dtype=np.int64))
 
 
 def _grey0(frame: np.ndarray) -> np.ndarray:
@@ -312,6 +323,17 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 continue
             a0 = align(frames[0], start, stretch=stretch)
         first = first_residual(a0, refit)
+    if STRETCH_TOO and first.explained(max_blob) and a0.ok and a0.method != "identity" \
+            and not a0.method.endswith("+st"):
+        # a searched camera: also the stretched one (a letterbox crop's x and y scales differ by its rounding of
+        # whole rows; see STRETCH_TOO), kept when it explains the first frame with less residual
+        kept = (soft, first_fixed, a0.gain, a0.offset)
+        a_st = align(frames[0], start, stretch=True)
+        got = first_residual(a_st) if a_st.ok and a_st.method.endswith("+st") else None
+        if got is not None and got.explained(max_blob) and _excess(got) < _excess(first):
+            a0, first = a_st, got
+        else:
+            soft, first_fixed, a0.gain, a0.offset = kept
     if soft != 1.0:
         expect = _softened(expect, soft)
         start = _soften(start, soft)
