@@ -200,11 +200,37 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
     tool mid-carry, outside its start and final places), ECC converged to a plausible but wrong zoom of
     1.004–1.02, 1–3 px off; the plain shift was right (mean difference 0.2–0.6 against 1.1–1.3 levels).
     ``mask``: the reference's pixels the task never changes. ``extra``: more candidates (frame → reference) a
-    caller found otherwise, scored alike (a plausible one only). None when no candidate is a plausible camera's."""
+    caller found otherwise, scored alike (a plausible one only). None when no candidate is a plausible camera's.
+
+    The quick candidates (``init`` or the identity, the two shifts, ``extra``) are scored first, and the best is
+    returned at once when it is settled (:func:`_settled`): the ECC fits end where it is anyway. On 205 calls
+    of six families' by-principle cases and zoom/shake variants: 134 s → 24 s of CPU; every camera within 0.05 px
+    of the full search's, except on cuts to other content (≤ 0.54 px; those frames are unexplained either way)."""
     import cv2
 
     h, w = ref_g.shape
     ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
+    keep = np.zeros((h, w), bool)
+    keep[8:-8, 8:-8] = True
+    if mask is not None:
+        keep &= mask.astype(bool)
+    ref_v = ref_g[keep]
+
+    def cost(rel: np.ndarray) -> float:
+        warped = cv2.warpAffine(frame_g, rel, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+        return float(np.abs(warped[keep] - ref_v).mean())
+
+    shift = phase_shift(frame_g, ref_g)
+    # the shift of the still pixels alone: large moving objects lead the plain correlation
+    still = _masked_shift(frame_g, ref_g, mask) if mask is not None else None
+    extra = tuple(m for m in extra if _plausible(m, (w, h)))
+    if keep.any():
+        start = ident if init is None else init.astype(np.float64)
+        quick = [m for m in (start, shift, still, *extra) if m is not None and _plausible(m, (w, h))]
+        if quick:
+            best = min(quick, key=cost)
+            if _settled(best, cost, (w, h)):
+                return best
     cands: list[np.ndarray] = []
 
     def ecc_from(start: np.ndarray, levels: tuple[int, ...]) -> None:
@@ -215,33 +241,48 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
                 cands.append(rel)
 
     ecc_from(ident if init is None else init, (4, 2, 1))
-    shift = phase_shift(frame_g, ref_g)
     if shift is not None:
         cands.append(shift)
         ecc_from(shift, (2, 1))
-    if mask is not None:  # the shift of the still pixels alone: large moving objects lead the plain correlation
-        still = _masked_shift(frame_g, ref_g, mask)
-        if still is not None:
-            cands.append(still)
-            ecc_from(still, (2, 1))
-    cands += [m for m in extra if _plausible(m, (w, h))]
+    if still is not None:
+        cands.append(still)
+        ecc_from(still, (2, 1))
+    cands += extra
     if not cands:
         return None
-    if len(cands) == 1:
+    if len(cands) == 1 or not keep.any():
         return cands[0]
-    keep = np.zeros((h, w), bool)
-    keep[8:-8, 8:-8] = True
-    if mask is not None:
-        keep &= mask.astype(bool)
-    if not keep.any():
-        return cands[0]
-    ref_v = ref_g[keep]
-
-    def cost(rel: np.ndarray) -> float:
-        warped = cv2.warpAffine(frame_g, rel, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return float(np.abs(warped[keep] - ref_v).mean())
-
     return min(cands, key=cost)
+
+
+SETTLE_PX = (0.5, 1.0)
+""":func:`relative`'s nudges: each moves the picture's corners this far (px)."""
+SETTLE_GAIN = 1.02
+"""A quick candidate is settled when every nudge raises its cost by at least this factor."""
+
+
+def _nudges(size: tuple[int, int], px: float) -> list[np.ndarray]:
+    """Small similarity moves (3×3) that shift the picture's corners by ``px``: ±x, ±y, a zoom in and out and a
+    turn either way about the centre."""
+    w, h = size
+    cx, cy = w / 2, h / 2
+    a = px / float(np.hypot(cx, cy))
+    out = [np.array([[1, 0, dx], [0, 1, dy], [0, 0, 1]], np.float64)
+           for dx, dy in ((px, 0), (-px, 0), (0, px), (0, -px))]
+    for s, t in ((1 + a, 0.0), (1 - a, 0.0), (np.cos(a), np.sin(a)), (np.cos(a), -np.sin(a))):
+        out.append(np.array([[s, -t, cx - s * cx + t * cy], [t, s, cy - t * cx - s * cy], [0, 0, 1]], np.float64))
+    return out
+
+
+def _settled(rel: np.ndarray, cost, size: tuple[int, int]) -> bool:  # noqa: ANN001
+    """True when every nudge of ``rel`` (:data:`SETTLE_PX`, :func:`_nudges`) raises ``cost`` by
+    :data:`SETTLE_GAIN`: ``rel`` sits at the bottom of a well no wider than a pixel, where ECC from it or from a
+    candidate as good ends too (a slow zoom's nearest shift was never settled in the measurement of
+    :func:`relative`: a zoom nudge lowered its cost, 0.79–0.99×). A plateau — a camera far from every quick
+    candidate, where no nudge reaches the picture's edges — is not settled."""
+    c0 = cost(rel)
+    m = np.vstack([rel, [0, 0, 1]])
+    return all(cost((n @ m)[:2]) >= SETTLE_GAIN * c0 for px in SETTLE_PX for n in _nudges(size, px))
 
 
 def _masked_shift(frame_g: np.ndarray, ref_g: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
