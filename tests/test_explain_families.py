@@ -109,6 +109,10 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
                             "on the ink, bench seed 948910964)",
     ("numseq", "drop_object"): "issue 24: the object dropped can be an answer digit inside a free \"?\" card (a "
                                "3-frame drop at [438, 168, 456, 192] in card 4 explained, seed 13)",
+    ("numseq", "ghost"): "issue 24: a ghost can land inside a free \"?\" card, where any mark is allowed (a 0.37 "
+                         "copy of an 11×24 given digit, offset [65, -11], from frame 52: explained, and the whole "
+                         "verdict passed, OCR reading the answer beside it; VREASON_ADV_SEED=625431). The card's free "
+                         "pixels need a colour model (start pixel, page, answer ink, their blends) like choice's ring",
     ("choice", "drop_object"): "issue 24: a thin title character dropped for 3 frames lies within the residual's 1-px "
                                "edge range (explained, seed 90417)",
     ("choice", "ghost"): "issue 24: a ghost landing on an option's outline is in the free ring (explained, seed 90417)",
