@@ -41,13 +41,13 @@ def test_a_shaken_turning_camera_is_explained_and_a_mark_under_the_shake_is_not(
 
 
 def test_the_shift_on_top_of_the_interpolated_camera_is_measured():
-    """``explain._shifted``: a frame moved by a sub-pixel shift on top of a turned camera gives that camera plus
+    """``video_camera.shifted``: a frame moved by a sub-pixel shift on top of a turned camera gives that camera plus
     the shift (within 0.25 px at every corner: phase correlation's sub-pixel peak, 0.12 px measured). Whether a
     shift explains a frame is the residual's call, not the shift's: a frame of another picture can correlate
     anywhere (seed 461080297: 0.98 px from this one), and the test above keeps a mark unexplained under it."""
     import cv2
 
-    from vreason.verify.explain import _moved_px, _shifted
+    from vreason.verify.video_camera import moved_px, shifted
 
     r = rng(80)
     start, _, _ = scene(r)
@@ -59,5 +59,5 @@ def test_the_shift_on_top_of_the_interpolated_camera_is_measured():
     want[:, 2] += (dx, dy)  # frame → first frame: the camera, then the shake
     frame = cv2.warpAffine(grey, want, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                            borderMode=cv2.BORDER_REPLICATE)
-    got = _shifted(frame, grey, init)
-    assert got is not None and _moved_px(got, want, (w, h)) < 0.25, (got, want)
+    got = shifted(frame, grey, init)
+    assert got is not None and moved_px(got, want, (w, h)) < 0.25, (got, want)

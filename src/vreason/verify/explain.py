@@ -55,6 +55,18 @@ from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers im
     unchanged,
 )
 from vreason.verify.residual import MAX_BLOB, residual
+from vreason.verify.video_camera import (
+    IDENT,
+    against_first,
+    compose,
+    grey,
+    lerp,
+    moved_px,
+    relative_of,
+    shifted,
+    still_mask,
+    warp_onto,
+)
 
 SOFT_SCALES = (1.0, 0.75, 0.5, 0.35)
 """A video decoded (or made) below the render size and enlarged back is softer than the rendering: the first
@@ -130,27 +142,6 @@ def _blocks(img: np.ndarray) -> np.ndarray:
     return cv2.resize(img, (max(1, w // 4), max(1, h // 4)), interpolation=cv2.INTER_AREA).astype(np.int16)
 
 
-def _lerp(a: np.ndarray, b: np.ndarray, u: float) -> np.ndarray:
-    return (1 - u) * a + u * b
-
-
-def _warp(frame: np.ndarray, frame_to_ref: np.ndarray, size: tuple[int, int],
-          border: int = BORDER_PX) -> tuple[np.ndarray, np.ndarray]:
-    """The frame on the reference's grid and the pixels it covers: a border band as wide as the warp moves the
-    picture's corners (+1 px) is not covered (conservative, and no second warp), nor the outer ``border`` px."""
-    import cv2
-
-    w, h = size
-    moved = _moved_px(frame_to_ref, _IDENT, size)
-    valid = _inner((h, w), border)
-    if moved <= 0.05:
-        return np.ascontiguousarray(frame[..., :3]), valid
-    ref_to_frame = cv2.invertAffineTransform(frame_to_ref.astype(np.float64))
-    out = cv2.warpAffine(np.ascontiguousarray(frame[..., :3]), ref_to_frame, (w, h),
-                         flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
-    return out, _inner((h, w), max(border, int(np.ceil(moved)) + 1))
-
-
 def _soften(img: np.ndarray, s: float) -> np.ndarray:
     import cv2
 
@@ -184,82 +175,6 @@ def _softened(expect: Expect, s: float) -> Expect:
 def _excess(res) -> float:  # noqa: ANN001
     """A residual's total excess over its tolerance (how much of the picture it leaves unexplained)."""
     return float(res.excess.sum(dtype=np.int64))
-
-
-def _grey0(frame: np.ndarray) -> np.ndarray:
-    import cv2
-
-    return cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
-
-
-def _relative(frame: np.ndarray, first_grey: np.ndarray, init: np.ndarray | None = None,
-              mask: np.ndarray | None = None, extra: tuple[np.ndarray, ...] = ()) -> np.ndarray | None:
-    """The similarity mapping ``frame``'s pixels onto the video's first frame (ECC, coarse to fine, from
-    ``init`` or the identity): two frames of one camera and one codec align far more precisely than a frame and
-    a rendering. ``mask``: the first frame's pixels the task never changes (what moved must not pull the camera).
-    None when ECC does not converge or the move is not a plausible camera's."""
-    from vreason.verify.align import relative
-
-    return relative(frame if frame.ndim == 2 else _grey0(frame), first_grey, init, mask, extra)
-
-
-def _shifted(frame_g: np.ndarray, first_grey: np.ndarray, init: np.ndarray) -> np.ndarray | None:
-    """``init`` (frame → first frame) corrected by the phase-correlation shift left between the frame warped by
-    it and the first frame: a hand-held camera's shake on top of the interpolated camera. One warp and one FFT,
-    ≈ 1/100 of the ECC search of :func:`_relative` (match3 hard, 2-px shake: 5 ECC fits of ≈ 0.35 s per frame).
-    None when the correlation is weak or the shift beyond a plausible camera's."""
-    import cv2
-
-    from vreason.verify.align import phase_shift
-
-    h, w = first_grey.shape
-    warped = cv2.warpAffine(frame_g, init, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-    shift = phase_shift(warped, first_grey)
-    if shift is None:
-        return None
-    out = init.astype(np.float64).copy()
-    out[:, 2] += shift[:, 2]
-    return out
-
-
-def _still_mask(start: np.ndarray, final: np.ndarray | None, a0: np.ndarray) -> np.ndarray | None:
-    """The first frame's pixels where the start and the final picture agree (8 px from any change), in the first
-    frame's coordinates (``a0``: first frame → start); None without a final picture or when under 5% of it."""
-    import cv2
-
-    if final is None:
-        return None
-    same = (cv2.absdiff(start, final).max(axis=2) == 0).astype(np.uint8)
-    same = cv2.erode(same, np.ones((17, 17), np.uint8))
-    h, w = start.shape[:2]
-    mask = cv2.warpAffine(same, a0.astype(np.float64), (w, h), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP)
-    return mask if mask.mean() >= 0.05 else None
-
-
-def _relative_of(m: np.ndarray, a0: np.ndarray) -> np.ndarray:
-    """The frame → first-frame warp that, composed with the first frame's ``a0``, gives ``m``."""
-    return _compose(_invert3(a0), m)
-
-
-def _compose(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The 2×3 warp of ``a`` after ``b`` (x ↦ a(b(x)))."""
-    return (np.vstack([a, [0, 0, 1]]) @ np.vstack([b, [0, 0, 1]]))[:2]
-
-
-def _invert3(m: np.ndarray) -> np.ndarray:
-    import cv2
-
-    return cv2.invertAffineTransform(m.astype(np.float64))
-
-
-_IDENT = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
-
-
-def _moved_px(a: np.ndarray, b: np.ndarray, size: tuple[int, int]) -> float:
-    """Largest displacement (px) between two frame→reference warps at the picture's corners."""
-    w, h = size
-    pts = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], np.float64)
-    return float(np.abs(pts @ (a - b).T).max())
 
 
 def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndarray, start: np.ndarray,
@@ -300,7 +215,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
 
     def first_residual(a, refit: bool = False):  # noqa: ANN001, ANN202
         nonlocal soft, first_fixed
-        raw = _warp(frames[0], a.warp, (w, h), border)[0]
+        raw = warp_onto(frames[0], a.warp, (w, h), border)[0]
         got = []
         for sc in SOFT_SCALES:  # the rendering softened as the first frame is: the least residual
             ref = _soften(start, sc)
@@ -345,16 +260,16 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         return Explanation(False, f"the first frame is not the task's start image ({first.largest_blob} px "
                                   f"unexplained at {list(first.blob_box or ())})", a0.as_json(),
                            [FrameCheck(0, False, first.largest_blob, first.blob_box)], 1)
-    f0 = _grey0(frames[0])
-    still = _still_mask(start, final, a0.warp)
+    f0 = grey(frames[0])
+    still = still_mask(start, final, a0.warp)
     extra: tuple[np.ndarray, ...] = ()
     if end_search and final is not None and n > 1:
         a_end = align(frames[-1], final)
-        extra = (_relative_of(a_end.warp, a0.warp),) if a_end.ok else ()
-    end_rel = _relative(frames[-1], f0, mask=still, extra=extra) if n > 1 and track_camera else _IDENT
-    if end_rel is not None and _moved_px(end_rel, _IDENT, (w, h)) < STILL_PX:
-        end_rel = _IDENT  # a camera that moved less than this is still (an edge's 1-px range absorbs it)
-    end_warp = _compose(a0.warp, end_rel) if end_rel is not None else a0.warp
+        extra = (relative_of(a_end.warp, a0.warp),) if a_end.ok else ()
+    end_rel = against_first(frames[-1], f0, mask=still, extra=extra) if n > 1 and track_camera else IDENT
+    if end_rel is not None and moved_px(end_rel, IDENT, (w, h)) < STILL_PX:
+        end_rel = IDENT  # a camera that moved less than this is still (an edge's 1-px range absorbs it)
+    end_warp = compose(a0.warp, end_rel) if end_rel is not None else a0.warp
     span = float(t[-1] - t[0]) or 1.0
     ref0 = _Ref0(start, first_fixed, a0.valid if a0.valid is not None else np.ones((h, w), bool)) if temporal else None
     out = Explanation(True, "", {**a0.as_json(), "softness": soft})
@@ -365,11 +280,11 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     recent: list[tuple[int, np.ndarray]] = []  # (frame, expected picture) of the last checks, for ``trail``
     for i in range(n):
         u = float(t[i] - t[0]) / span
-        m = _lerp(a0.warp, end_warp, u)
-        geo, valid = _warp(frames[i], m, (w, h), border)
+        m = lerp(a0.warp, end_warp, u)
+        geo, valid = warp_onto(frames[i], m, (w, h), border)
         blocks = _blocks(geo)
         region: Region | None = None
-        if ref_blocks is not None and ref_warp is not None and _moved_px(m, ref_warp, (w, h)) <= 0.25:
+        if ref_blocks is not None and ref_warp is not None and moved_px(m, ref_warp, (w, h)) <= 0.25:
             region = _changed_region(blocks, ref_blocks, (w, h))
             if region is None:  # nothing moved since it was explained
                 out.frames.append(FrameCheck(i, True))
@@ -388,15 +303,15 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the
             # interpolated camera plus a shift first (a shake), by the full search only if that does not explain it
-            fg, init = _grey0(frames[i]), _relative_of(m, a0.warp)
+            fg, init = grey(frames[i]), relative_of(m, a0.warp)
             tried = [m]
             for search in (False, True):
-                rel = _relative(fg, f0, init, mask=still) if search else _shifted(fg, f0, init)
-                alone = _compose(a0.warp, rel) if rel is not None else None
-                if alone is None or min(_moved_px(alone, x, (w, h)) for x in tried) <= 0.3:
+                rel = against_first(fg, f0, init, mask=still) if search else shifted(fg, f0, init)
+                alone = compose(a0.warp, rel) if rel is not None else None
+                if alone is None or min(moved_px(alone, x, (w, h)) for x in tried) <= 0.3:
                     continue
                 tried.append(alone)
-                geo2, valid2 = _warp(frames[i], alone, (w, h), border)
+                geo2, valid2 = warp_onto(frames[i], alone, (w, h), border)
                 fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
                              gains=gains, recent=pics)
                 out.full_checks += 1
