@@ -13,6 +13,33 @@ from vreason.core.registry import scorers
 from vreason.core.scoring import ScoreContext, Scorer
 
 DEFAULT_MAX_FRAMES = 480
+PICTURE_SIZED = True
+"""Decode a letterboxed frame larger when its picture would otherwise come out softer than the scenes model
+(:func:`decode_side`). False: always the frame's longer side at the family's share (before 27 Nov, sixth session)."""
+MIN_PICTURE = 0.35
+"""The smallest share of the render size a decoded picture may have: the softest rendering the scenes model
+(:data:`vreason.verify.explain.SOFT_SCALES`)."""
+
+
+def decode_side(frame: tuple[int, int], render: tuple[int, int], scale: float) -> int:
+    """The longer side (px) to decode a ``frame`` (w, h) at, for a render of size ``render`` (w, h) and a family's
+    ``scale`` of it: the frame's longer side at ``scale`` of the render's, as always — unless the picture the frame
+    holds (the render's aspect fitted inside it: a letterbox of any colour) would then come out below
+    :data:`MIN_PICTURE` of the render; then the picture comes out at ``scale`` of the render (never above the
+    frame's own size). Connect and maze decode at 0.5: a 9:16 frame of their 16:9 render (640×1138 for 640×360)
+    came out at 180×320 with the picture at 0.28 — honest draws unexplained (connect medium, maze hard, seeds
+    12–13); now 320×569, the picture at 0.5. Families decoding at full size keep their decode (that 9:16 frame:
+    the picture at 0.56, a softness the scenes model)."""
+    fw, fh = frame
+    rw, rh = render
+    base = int(round(max(rw, rh) * scale))
+    if not PICTURE_SIZED or fw <= 0 or fh <= 0:
+        return base
+    fit = min(fw / rw, fh / rh)  # the picture inside the frame, as a share of the render
+    if min(1.0, base / max(fw, fh)) * fit >= MIN_PICTURE:
+        return base
+    k = min(1.0, scale / fit)  # the decode's share of the frame that gives the picture ``scale``
+    return max(base, min(max(fw, fh), int(round(max(fw, fh) * k))))
 
 
 def jsonable(obj: Any) -> Any:
@@ -77,9 +104,9 @@ class SynthVerifierScorer(Scorer):
         # frames are reduced while decoding to what the verifier uses (the render size, or less where
         # the family asks): memory is bounded by the suite's resolution, not by the input's
         scale = getattr(fam, "decode_scale", None) or 1.0
-        max_side = int(round(max(cfg.width, cfg.height) * scale))
         try:
             info = probe(video.path)
+            max_side = decode_side((info.width, info.height), (cfg.width, cfg.height), scale)
             check_complete(info, "strict")  # the suite's videos are whole or an error (decode=strict)
             rate = info.fps if info.fps and info.fps > 0 else float(cfg.fps)
             got = decode_pass(video.path, None, limit=limit, max_side=max_side, mode="strict", fps=rate)

@@ -110,7 +110,7 @@ class Choice(TaskFamily):
     scene_check = True
     """Every frame must be explained by the scene (issue 24): the 2-px per-frame shake is absorbed since each
     frame is realigned on its own (verify.align.relative) and the held end window is compared camera-aligned."""
-    version = "1"
+    version = "2"  # 2: the outline ring free only to the outline's colours (issue 24)
     directional = True
     process_rule = False
 

@@ -78,7 +78,8 @@ class Gravity(TaskFamily):
     """The every-frame scene (issue 24, :mod:`.scene`) is part of the verdict. It explains the frames with the
     family's own camera undone (:mod:`.camera`): the shared whole-picture estimate has only the floor line to go
     by, and an honest rotation, zoom or shake left the floor line unexplained (measured in the docs)."""
-    version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
+    version = "3"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
+    # 3: a vertical shake undone per frame, the scene on that camera (issue 24)
     directional = True
     process_rule = True
 

@@ -77,7 +77,8 @@ def draw_bars(bg: np.ndarray, bars: list[dict], g: dict[str, float], pos: dict[i
 @family
 class Sorting(TaskFamily):
     name = "sorting"
-    version = "2"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11)
+    version = "3"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11);
+    # 3: the scene in the verdict (issue 24)
     directional = True
     process_rule = True
     decode_scale = 1.0
