@@ -243,6 +243,18 @@ def scene_verdict(family: Any, frames: list[np.ndarray], times: Any, state: dict
         reasons.append(f"scene: {evidence['scene'].get('reason', '')}")
 
 
+def end_changes(frames: list[np.ndarray], times: Any) -> list[tuple[int, int]]:
+    """(frame, largest unexplained blob) of each frame of the suite's end window (:func:`draw.end_window`) that is
+    not the last picture (:func:`vreason.verify.explain.unchanged`, a hand-held camera absorbed): the end state
+    must be held, not cut to while something is still on its way."""
+    from vreason.synth import draw
+    from vreason.verify.explain import unchanged
+
+    window = draw.end_window(np.asarray(times, dtype=np.float64))
+    return [(int(j), blob) for j in window[:-1] for same, blob in [unchanged(frames[j], frames[-1], camera=True)]
+            if not same]
+
+
 def finish(checks: dict[str, bool], evidence: dict[str, Any], debug: np.ndarray | None = None,
            goal: tuple[str, ...] = ()) -> VerifyResult:
     """Passed only when every check passes. Score (the suite's common scale, as maze/sorting/connect):

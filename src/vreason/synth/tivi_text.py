@@ -143,10 +143,7 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
     else:
         checks["held"] = bool(last.passed)
     if family is not None and family.scene_check and checks["held"]:  # the window shows one picture
-        from vreason.verify.explain import unchanged
-
-        moved = [(int(j), blob) for j in window[:-1] for same, blob in [unchanged(frames[j], frames[-1], camera=True)]
-                 if not same]
+        moved = ft.end_changes(frames, t)
         checks["held"] = not moved
         if moved:
             ev["hold_changed"] = {"frames": [j for j, _ in moved][:10], "largest_blob": max(b for _, b in moved)}

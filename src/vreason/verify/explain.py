@@ -224,7 +224,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 gain = gain_offset(raw, ref, a.valid)
             fixed = _declip(raw, a.aligned if gain[0] is a.gain else undo_gain(raw, *gain), ref, *gain)
             res = residual(fixed, ref, start_free, valid=a.valid & inner)
-            got.append((not res.explained(max_blob), float(res.excess.sum(dtype=np.int64)), sc, res, fixed, gain))
+            got.append((not res.explained(max_blob), _excess(res), sc, res, fixed, gain))
         _, _, soft, best, first_fixed, (a.gain, a.offset) = min(got, key=lambda g: g[:2])  # the camera's evidence
         return best
 
@@ -242,13 +242,13 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             and not a0.method.endswith("+st"):
         # a searched camera: also the stretched one (a letterbox crop's x and y scales differ by its rounding of
         # whole rows; see STRETCH_TOO), kept when it explains the first frame with less residual
-        kept = (soft, first_fixed, a0.gain, a0.offset)
+        kept = (soft, first_fixed)  # what first_residual sets besides the alignment it is given
         a_st = align(frames[0], start, stretch=True)
         got = first_residual(a_st) if a_st.ok and a_st.method.endswith("+st") else None
         if got is not None and got.explained(max_blob) and _excess(got) < _excess(first):
             a0, first = a_st, got
         else:
-            soft, first_fixed, a0.gain, a0.offset = kept
+            soft, first_fixed = kept
     if soft != 1.0:
         expect = _softened(expect, soft)
         start = _soften(start, soft)

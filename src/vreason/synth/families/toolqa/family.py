@@ -233,7 +233,7 @@ class ToolQa(TaskFamily):
         scene_check: dict[str, bool] = {}
         scene_ev: dict[str, Any] = {}
         ft.explain_check(self, prepared, t, state, cfg, scene_check, scene_ev)
-        moved = _not_held(prepared, t) if self.scene_check else []
+        moved = [j for j, _ in ft.end_changes(prepared, t)] if self.scene_check else []
         if moved:  # the end state holds over the suite's end window (draw.END_HOLD_S), as the other families'
             scene_check["held"] = False
             scene_ev["hold_changed"] = moved[:10]
@@ -258,15 +258,6 @@ class ToolQa(TaskFamily):
         # all-or-nothing, as TiViBench's QA metric: a static video answers the "stays" questions right, so a
         # share of right answers would give it partial credit
         return VerifyResult(1.0 if ok else 0.0, ok, ev, _overlay(frames[-1], rows))
-
-
-def _not_held(frames: list[np.ndarray], t: np.ndarray) -> list[int]:
-    """The frames of the end window (the last :data:`draw.END_HOLD_S` seconds) that are not the last picture
-    (:func:`vreason.verify.explain.unchanged`, a hand-held camera absorbed): a video cut while the tool is still
-    on its way."""
-    from vreason.verify.explain import unchanged
-
-    return [int(j) for j in draw.end_window(t)[:-1] if not unchanged(frames[j], frames[-1], camera=True)[0]]
 
 
 def _overlay(frame: np.ndarray, rows: list[dict[str, Any]]) -> np.ndarray:
