@@ -21,9 +21,9 @@ from vreason.runner.ray_executor import RayExecutor, UnitLostError
 from vreason.runner.run import RunConfig, Runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SUITE = {"per_task": 1, "families": ["maze"]}  # one family: the executor is under test, not the suite
+SUITE = {"per_task": 2, "families": ["maze"], "difficulties": ["easy"]}  # the executor is under test, not the suite
 MODELS = ["oracle", "static", "shortcut"]
-N_UNITS = 3 * len(MODELS)  # 3 difficulties × 1 per task × the models, one scorer
+N_UNITS = 2 * len(MODELS)  # 2 tasks × the models, one scorer
 
 
 @pytest.fixture(scope="module")

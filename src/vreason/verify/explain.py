@@ -277,6 +277,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     ref_warp: np.ndarray | None = None
     gains: list = [None, None]  # the exposure last fitted (reused while it explains the frames)
     shown: list = []  # the expected picture of the frame last checked
+    before: np.ndarray | None = None  # the expected picture of the frame last explained
     recent: list[tuple[int, np.ndarray]] = []  # (frame, expected picture) of the last checks, for ``trail``
     for i in range(n):
         u = float(t[i] - t[0]) / span
@@ -290,11 +291,14 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 out.frames.append(FrameCheck(i, True))
                 continue
         held: list = []
+        grown: list = []
         recent = [(j, p) for j, p in recent if i - j <= trail]
         pics = [p for _, p in recent]
         fc = _check(i, geo, valid, expect, max_blob=max_blob, photometric=photometric,
                     ref0=ref0 if i else None, region=region, gains=gains, corrected=held, recent=pics,
-                    shown=shown if trail else None)
+                    shown=shown, before=before, grown=grown)
+        if grown:
+            region = grown[0]
         if i == 0 and ref0 is not None and held and region is None:
             # the temporal residual's reference is the first frame corrected as the later frames are (gain
             # fitted against the expected rendering): the start check's own correction differs at clipped edges
@@ -313,7 +317,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 tried.append(alone)
                 geo2, valid2 = warp_onto(frames[i], alone, (w, h), border)
                 fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
-                             gains=gains, recent=pics)
+                             gains=gains, recent=pics, shown=shown)
                 out.full_checks += 1
                 if fc2.explained:
                     fc2.realigned = True
@@ -324,6 +328,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         if trail and shown:
             recent.append((i, shown[0]))
         if fc.explained:
+            before = shown[0] if shown else None
             if region is None or ref_blocks is None:
                 ref_blocks, ref_warp = blocks, m
             else:  # the blocks inside the checked region take the frame's values

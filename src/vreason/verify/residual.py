@@ -95,10 +95,11 @@ def excess_map(frame: np.ndarray, expected: np.ndarray, edge_px: int = EDGE_PX) 
         k = np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)
         return cv2.max(cv2.subtract(x, cv2.dilate(ref, k)), cv2.subtract(cv2.erode(ref, k), x))
 
-    luma = out_of(f[..., 0], e[..., 0], edge_px)
-    fc, ec = cv2.blur(f[..., 1:], (4, 4)), cv2.blur(e[..., 1:], (4, 4))
-    chroma = chan_max(out_of(fc, ec, edge_px + 2))
-    return cv2.max(luma, chroma)
+    luma = out_of(cv2.extractChannel(f, 0), cv2.extractChannel(e, 0), edge_px)
+    # the chroma on all three channels, Y's result unused: OpenCV filters each channel alone, and a contiguous
+    # 3-channel image is filtered ~3.5× faster than the strided Cr/Cb view (which it copies first)
+    _, cr, cb = cv2.split(out_of(cv2.blur(f, (4, 4)), cv2.blur(e, (4, 4)), edge_px + 2))
+    return cv2.max(luma, cv2.max(cr, cb))
 
 
 def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = None, *, tol: float = TOL,
@@ -122,6 +123,8 @@ def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = 
     if per_pixel is not None:
         pale &= ~per_pixel.astype(bool)
     bad = ((ex > tol) | pale) & ~ignore
+    if not bad.any():  # an explained frame (most of them): no components to label
+        return Residual(excess=ex, unexplained=bad, fraction=0.0, largest_blob=0, blob_box=None)
     n, lab, stats, _ = cv2.connectedComponentsWithStats(bad.astype(np.uint8), connectivity=8)
     specks = np.flatnonzero(stats[:, cv2.CC_STAT_AREA] < MIN_SPECK)
     specks = specks[specks > 0]

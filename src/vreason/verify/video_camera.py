@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from vreason.verify.frame_check import BORDER_PX, _inner
+from vreason.verify.residual import chan_max
 
 IDENT = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
 
@@ -81,7 +82,7 @@ def still_mask(start: np.ndarray, final: np.ndarray | None, a0: np.ndarray) -> n
 
     if final is None:
         return None
-    same = (cv2.absdiff(start, final).max(axis=2) == 0).astype(np.uint8)
+    same = (chan_max(cv2.absdiff(start, final)) == 0).astype(np.uint8)
     same = cv2.erode(same, np.ones((17, 17), np.uint8))
     h, w = start.shape[:2]
     mask = cv2.warpAffine(same, a0.astype(np.float64), (w, h), flags=cv2.INTER_NEAREST | cv2.WARP_INVERSE_MAP)

@@ -48,10 +48,9 @@ STILL_PX = 0.75
 
 
 def blue_mask(frame: np.ndarray) -> np.ndarray:
-    img = frame.astype(np.int16)
-    white = np.median(img[::8, ::8].reshape(-1, 3), axis=0).astype(np.float32)  # the canvas, mostly white
-    col = (np.array(draw.rgb("blue"), np.float32) * (white / 255.0)).astype(np.int16)
-    return np.abs(img - col).max(axis=2) <= COLOUR_TOL
+    from vreason.verify.colour import near_rgb_on_page
+
+    return near_rgb_on_page(frame, draw.rgb("blue"), COLOUR_TOL)
 
 
 def _centres(p: np.ndarray, q: np.ndarray, r: float) -> np.ndarray:

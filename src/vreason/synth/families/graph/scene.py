@@ -65,12 +65,9 @@ def hops_to(goal: int, n: int, edges: np.ndarray) -> np.ndarray:
 def token_at(frame: np.ndarray, state: dict[str, Any]) -> tuple[tuple[float, float] | None, int]:
     """The centroid of the frame's token-coloured pixels (None when fewer than :data:`MIN_AREA` of a token)."""
     from vreason.synth.families.graph.family import TOKEN_R
+    from vreason.verify.colour import near_rgb_on_page
 
-    img = frame.astype(np.int16)
-    white = np.median(img[::8, ::8].reshape(-1, 3), axis=0).astype(np.float32)  # the canvas, mostly white
-    gain = white / 255.0
-    col = (np.array(draw.rgb("blue"), np.float32) * gain).astype(np.int16)
-    mask = np.abs(img - col).max(axis=2) <= COLOUR_TOL
+    mask = near_rgb_on_page(frame, draw.rgb("blue"), COLOUR_TOL)
     n = int(mask.sum())
     area = np.pi * (TOKEN_R * state["spacing"]) ** 2
     if n < MIN_AREA * area:
