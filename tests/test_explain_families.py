@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conftest import by_difficulty
 from vreason.synth.adversary_principles import Case, NotApplicable, make_case
 from vreason.synth.base import RenderConfig, frame_times
 from vreason.synth.suite import get_family, make_instance
@@ -128,7 +129,9 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
 """Listed cheats the scene missed on some fresh draws (found by make test runs of 2026-11-27): an explained draw is
 an expected failure (non-strict), every other draw still asserts."""
 
-ORACLES = [(f, d) for f, spec in FAMILIES.items() for d in spec.oracle]
+ORACLES = [pytest.param(f, d, id=f"{f}-{d}", marks=by_difficulty(f, d, spec.oracle, salt="oracle"))
+           for f, spec in FAMILIES.items() for d in spec.oracle]
+"""One listed difficulty per family per run (drawn by the run's seed; all of them in ``make test-all``)."""
 PRINCIPLES = [(f, p) for f, spec in FAMILIES.items() for p in spec.cheats]
 ALL_CHEATS = [(f, p, k) for f, spec in FAMILIES.items() for p, ks in spec.cheats.items() for k in ks]
 

@@ -210,9 +210,12 @@ def test_mask_for_survives_shift_but_not_half_fade():
         assert not any(draw.mask_for(img, o).any() for o in others), name
 
 
-@pytest.mark.parametrize("cfg", [RenderConfig(832, 480, 16, 5.0), RenderConfig(480, 270, 8, 4.0)],
-                         ids=["832x480-16fps-5s", "480x270-8fps-4s"])
-@pytest.mark.parametrize("family", FAMILIES_A)
+OTHER_CONFIGS = {"832x480-16fps-5s": RenderConfig(832, 480, 16, 5.0), "480x270-8fps-4s": RenderConfig(480, 270, 8, 4.0)}
+
+
+@pytest.mark.parametrize("family,cfg", [
+    pytest.param(f, c, id=f"{f}-{k}", marks=by_difficulty(f, k, tuple(OTHER_CONFIGS), salt="render-config"))
+    for f in FAMILIES_A for k, c in OTHER_CONFIGS.items()])  # one config per family per run (both in test-all)
 def test_other_render_configs(family, cfg):
     fam = get_family(family)
     inst = make_instance(family, "hard", 0, 31, cfg)

@@ -10,6 +10,7 @@ import os
 import numpy as np
 import pytest
 
+from conftest import by_difficulty
 from vreason.synth import frametools as ft
 from vreason.synth.adversary_replay import exposure, hue_shift, letterbox, shake
 from vreason.synth.base import RenderConfig
@@ -153,7 +154,8 @@ def _ball(i, fps: float, seconds: float, release: float = 0.0, **change):
     return _render(st, pos, CFG), list(t)
 
 
-@pytest.mark.parametrize("difficulty", ["easy", "hard"])
+@pytest.mark.parametrize("difficulty", [
+    pytest.param(d, marks=by_difficulty("gravity", d, ("easy", "hard"), salt="seconds")) for d in ("easy", "hard")])
 def test_gravity_in_seconds_release_detected_physics_checked(difficulty):
     i = inst("gravity", difficulty)
     fam = get_family("gravity")

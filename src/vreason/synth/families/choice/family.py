@@ -64,7 +64,16 @@ the text's ink (25) stays unexplained."""
 def outline_colours(px: np.ndarray) -> np.ndarray:
     """Which of the pixels ``px`` (N×3 RGB) lie, at one of the :data:`SHADE` s, within :data:`OUTLINE_TOL` of a
     blend of the page, the grey outline and the red one (the triangle they span: an outline of any width,
-    antialiased, fading in over the grey one)."""
+    antialiased, fading in over the grey one). Decided once per distinct colour (a frame's ring holds a few
+    hundred of its ~20,000 pixels)."""
+    flat = np.ascontiguousarray(px, np.uint8).reshape(-1, 3)
+    key = (flat[:, 0].astype(np.int32) << 16) | (flat[:, 1].astype(np.int32) << 8) | flat[:, 2]
+    colours, back = np.unique(key, return_inverse=True)
+    rgb = np.stack([(colours >> 16) & 255, (colours >> 8) & 255, colours & 255], axis=1).astype(np.uint8)
+    return _outline_colours(rgb)[back.ravel()]
+
+
+def _outline_colours(px: np.ndarray) -> np.ndarray:
     p = px.astype(np.float32)
     ok = _blend_distance(p) <= OUTLINE_TOL
     reddish = p[:, 0] - p[:, 1:].max(axis=1) >= OUTLINE_TOL  # shaded only where red shows: not the neutral ink
