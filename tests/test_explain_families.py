@@ -106,6 +106,9 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("arithmetic", "clone"): "issue 24: a copy of the '-' bar (17×3) landed on the top bar of a '5' (offset "
                              "[-32, -16]): it adds one row of ink, a change under the residual's 24-px blob limit "
                              "(largest blob 4 px, VREASON_ADV_SEED=973815897)",
+    ("arithmetic", "ghost"): "issue 24: a 0.38 ghost of a 17×3 bar (offset [-37, 4]) onto the ink was explained "
+                             "(VREASON_ADV_SEED=190479827; the same at 7697915, before the seventh session): like the "
+                             "bar's clone, it adds under the residual's 24-px blob limit",
     ("arithmetic", "mark"): "issue 24: a mark under the residual's 24-px blob limit was explained (a 13-px dot at 0.33 "
                             "on the ink, bench seed 948910964)",
     ("numseq", "drop_object"): "issue 24: the object dropped can be an answer digit inside a free \"?\" card (a "
