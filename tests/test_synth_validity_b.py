@@ -194,3 +194,69 @@ def test_sliding_4x4_reads_the_board_after_hue_shift_and_shake():
                          ("shake", shake(i.solution, np.random.default_rng(1)))):
         res = fam.verify(frames, i.state, CFG)
         assert res.passed, (name, res.evidence.get("reason"))
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
+def test_gravity_shortest_oracle_bounds_the_cuts_that_fail(difficulty):
+    """The oracle's prefixes shorter than ``shortest_oracle`` fail (too little motion shown); two frames past it the
+    prefix is an honest shorter video and passes (the adversarial end_early cuts only below it)."""
+    i = inst("gravity", difficulty)
+    fam = get_family("gravity")
+    k = fam.shortest_oracle(i, CFG)
+    assert 2 < k < len(i.solution)
+    short = fam.verify(list(i.solution[:k - 1]), i.state, CFG)
+    assert not short.passed and not short.evidence["checks"]["shows_the_motion"]
+    assert fam.verify(list(i.solution[:k + 2]), i.state, CFG).passed
+    assert get_family("maze").shortest_oracle(inst("maze", difficulty), CFG) == CFG.n_frames
+
+
+def _sliding_glide(i, cut: int | None = None, jump_at: float | None = None):
+    """The oracle's frames with the last glide (its last run of changing frames) replaced by the target board from
+    the frame ``jump_at`` of the way through it, or the video cut ``cut`` frames into that glide."""
+    fr = list(i.solution)
+    moving = [j for j in range(1, len(fr)) if int(np.abs(fr[j].astype(int) - fr[j - 1]).max()) > 40]
+    first = moving[-1]
+    while first - 1 in moving:
+        first -= 1
+    if cut is not None:
+        return fr[:first + cut]
+    k = first + max(1, int(round(jump_at * (moving[-1] - first + 1))))
+    return fr[:k] + [fr[-1]] * (len(fr) - k)
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+def test_sliding_a_glide_cut_short_or_a_video_ending_mid_glide_fails(difficulty):
+    """Principle 2: a tile that jumps from part-way to its cell in one frame does not glide; principle 3: a video
+    ending while the last tile still glides has not reached (and held) the target, though its board reads so."""
+    i = inst("sliding", difficulty)
+    fam = get_family("sliding")
+    assert fam.verify(list(i.solution), i.state, CFG).passed
+    res = fam.verify(_sliding_glide(i, jump_at=0.35), i.state, CFG)
+    assert not res.passed and not res.evidence["checks"]["continuous_motion"], res.evidence.get("moves")
+    assert max(m.get("largest_step", 0) for m in res.evidence["moves"]) > 0.55
+    for cut in (4, 5):
+        res = fam.verify(_sliding_glide(i, cut=cut), i.state, CFG)
+        assert not res.passed and not res.evidence["checks"]["reaches_target"], (cut, res.evidence.get("final_reading"))
+
+
+@pytest.mark.parametrize("family,difficulty", [("choice", "easy"), ("choice", "hard"), ("numseq", "medium")])
+def test_a_text_answer_cut_while_it_fades_in_is_not_held(family, difficulty):
+    """Principle 3: the oracle cut in its answer's fade (from the last frame that differs visibly from the final one
+    back to the fade's middle) reads as the answer — TiViBench's rule finds the outline red, OCR the digit — but it
+    is still fading towards its last frame (or, late in the fade, still changing over the last 0.15 s): the ``held``
+    check fails; the whole oracle holds its answer."""
+    i = inst(family, difficulty)
+    fam = get_family(family)
+    sol = list(i.solution)
+    assert fam.verify(sol, i.state, CFG).passed
+    visible = [j for j, f in enumerate(sol) if int((np.abs(f.astype(int) - sol[-1]).max(axis=2) > 40).sum()) >= 40]
+    j = visible[-1]
+    read = 0
+    for end in (j, j - 2, j - 4):
+        res = fam.verify(sol[:end + 1], i.state, CFG)
+        assert not res.passed, end
+        if res.evidence["checks"]["answer"]:  # read as the answer: the hold must fail it
+            read += 1
+            assert not res.evidence["checks"]["held"], end
+            assert "hold_fading" in res.evidence or "hold_changed" in res.evidence
+    assert read, "no cut read as the answer: the case tests nothing here"

@@ -314,7 +314,12 @@ def end_early(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -
     not_final = [i for i, f in enumerate(frames) if int(ops.diff_mask(f, final, 40).sum()) >= 40]
     if not not_final:
         raise NotApplicable("every frame shows the final state")
-    j = not_final[-1]
+    from vreason.synth.suite import get_family
+
+    # cut before the last non-final frame, and before the family's shortest passing oracle (a duration rule)
+    j = min(not_final[-1], get_family(inst.family).shortest_oracle(inst, cfg) - 2)
+    if j < 1:
+        raise Impossible("the oracle passes however early it is cut")
     end = int(rng.integers(max(1, j // 2), j + 1))
     return Made(Clip(frames[:end + 1], _fps(cfg)), {"last_frame": end, "last_non_final": j})
 

@@ -110,6 +110,13 @@ class TaskFamily(ABC):
         sc = self.scene(state, cfg)
         return None if sc is None else explain_scene(frames, times, sc)
 
+    def shortest_oracle(self, inst: TaskInstance, cfg: RenderConfig) -> int:
+        """A count of the oracle's first frames that its shorter prefixes all fail by: by default all of them
+        (the final state must be reached). A family whose rule is a duration (gravity: the motion for
+        :data:`~vreason.synth.families.gravity.check.MIN_MOTION_FRACTION` of the clip) says where it surely is
+        not met; the adversarial ``end_early`` cuts only there (a later cut is an honest, shorter video)."""
+        return len(inst.solution)
+
     @abstractmethod
     def random_motion(self, inst: TaskInstance, rng: np.random.Generator, cfg: RenderConfig) -> list[np.ndarray]:
         """Frames of plausible but wrong motion for the ``random`` baseline."""

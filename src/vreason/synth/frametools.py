@@ -243,16 +243,71 @@ def scene_verdict(family: Any, frames: list[np.ndarray], times: Any, state: dict
         reasons.append(f"scene: {evidence['scene'].get('reason', '')}")
 
 
-def end_changes(frames: list[np.ndarray], times: Any) -> list[tuple[int, int]]:
-    """(frame, largest unexplained blob) of each frame of the suite's end window (:func:`draw.end_window`) that is
-    not the last picture (:func:`vreason.verify.explain.unchanged`, a hand-held camera absorbed): the end state
-    must be held, not cut to while something is still on its way."""
+def end_changes(frames: list[np.ndarray], times: Any, seconds: float | None = None) -> list[tuple[int, int]]:
+    """(frame, largest unexplained blob) of each frame of the suite's end window (:func:`draw.end_window`, or the
+    last ``seconds``) that is not the last picture (:func:`vreason.verify.explain.unchanged`, a hand-held camera
+    absorbed): the end state must be held, not cut to while something is still on its way."""
     from vreason.synth import draw
     from vreason.verify.explain import unchanged
 
-    window = draw.end_window(np.asarray(times, dtype=np.float64))
+    t = np.asarray(times, dtype=np.float64)
+    window = draw.end_window(t) if seconds is None else draw.end_window(t, seconds)
     return [(int(j), blob) for j in window[:-1] for same, blob in [unchanged(frames[j], frames[-1], camera=True)]
             if not same]
+
+
+def end_fade(frames: list[np.ndarray], times: Any, seconds: float,
+             region: np.ndarray | None = None) -> tuple[int, int]:
+    """(frame, px) of the largest group of 4×4 blocks still fading towards the last picture over the last
+    ``seconds`` (:func:`vreason.verify.frame_check.fading_px` over the window's first frame, the frames a third and
+    two thirds of the way — one halfway in a window of three — and the last); (-1, 0) when the window has fewer
+    than three frames. ``region``: where the task's answer is drawn (the blocks judged; default all). Where the
+    frames as they are show a fade, they are measured again aligned onto the last (a hand-held camera: a 2-px shake
+    moves every edge's blocks)."""
+    from vreason.synth import draw
+    from vreason.verify.frame_check import fading_px
+
+    t = np.asarray(times, dtype=np.float64)
+    window = draw.end_window(t, seconds)
+    if len(window) < 3:
+        return -1, 0
+    early = int(window[0])
+    inner = window[1:-1]
+    picks = sorted({int(inner[int(np.argmin(np.abs(t[inner] - (t[early] + k * (t[-1] - t[early]) / 3))))])
+                    for k in ((1, 2) if len(inner) > 1 else (1.5,))})
+    seen = [frames[j] for j in [early, *picks]]
+    px = fading_px(seen, frames[-1], region)
+    if px > 0:
+        got = _onto_last(seen, frames[-1])
+        if got is not None:
+            px = min(px, fading_px(got[0], frames[-1], got[1] if region is None else got[1] & region))
+    return early, px
+
+
+def _onto_last(frames: list[np.ndarray], last: np.ndarray) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """``frames`` each aligned onto ``last`` (a similarity, :func:`vreason.verify.align.relative`) and the pixels
+    every warp covers (less the residual's border); None when a frame has no plausible camera."""
+    import cv2
+
+    from vreason.verify.align import relative
+    from vreason.verify.frame_check import BORDER_PX
+
+    h, w = last.shape[:2]
+    g_last = cv2.cvtColor(np.ascontiguousarray(last[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    valid = np.zeros((h, w), bool)
+    valid[BORDER_PX:h - BORDER_PX, BORDER_PX:w - BORDER_PX] = True
+    out = []
+    for f in frames:
+        g = cv2.cvtColor(np.ascontiguousarray(f[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
+        rel = relative(g, g_last)
+        if rel is None:
+            return None
+        out.append(cv2.warpAffine(np.ascontiguousarray(f[..., :3]), rel, (w, h), flags=cv2.INTER_LINEAR,
+                                  borderMode=cv2.BORDER_REPLICATE))
+        cover = cv2.warpAffine(np.full((h, w), 255, np.uint8), rel, (w, h), flags=cv2.INTER_NEAREST,
+                               borderMode=cv2.BORDER_CONSTANT, borderValue=0) == 255
+        valid &= cv2.erode(cover.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    return out, valid
 
 
 def finish(checks: dict[str, bool], evidence: dict[str, Any], debug: np.ndarray | None = None,

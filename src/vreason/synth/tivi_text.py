@@ -102,6 +102,35 @@ Extra = Callable[[np.ndarray, Any], tuple[dict[str, bool], dict[str, Any]]]
 """A family's own checks on the last frame: ``fn(frame, check_result) -> (checks, evidence)``."""
 
 
+ANSWER_HOLD_S = 0.35
+"""How long the written or marked answer must stand without fading at the end of a text family's video (its scene's
+``held`` check, :func:`frametools.end_fade`; the picture itself must not change over the suite's 0.15 s, and the
+TiViBench read stays on the last frame and the one 0.15 s before). A video cut while the answer still fades in
+reads as the answer (a 40% red outline is red to TiViBench's rule; OCR reads a 9 showing through a fading "?") and
+changes too little in 0.15 s to be seen, but 20–60% of its contrast in 0.35 s. The suite's oracles hold their
+answers for the last 20–30% of the clip: ≥ 0.4 s at twice their speed."""
+ANSWER_PAD = 6
+"""Px around the rendered answer a fade is looked for in (:func:`_answer_region`): a slow zoom's or a turn's
+realignment leaves the grid lines' 4×4 block means of a Sudoku moving towards the last frame (no fade: the camera)."""
+MAX_FADE_PX = 32
+"""Largest group of fading 4×4 blocks (px) a held answer may show: two blocks."""
+
+
+def _answer_region(family: Any, state: dict[str, Any], cfg: RenderConfig) -> np.ndarray | None:
+    """Where the family's scene draws the answer: its start and final renderings differ, grown by
+    :data:`ANSWER_PAD` px (an honest camera's small turn or zoom, another hand's strokes); None without a scene."""
+    import cv2
+
+    from vreason.verify.residual import chan_max
+
+    sc = family.scene(state, cfg)
+    if sc is None or sc.final is None:
+        return None
+    changed = (chan_max(cv2.absdiff(sc.start, sc.final)) > 0).astype(np.uint8)
+    k = 2 * ANSWER_PAD + 1
+    return cv2.dilate(changed, np.ones((k, k), np.uint8)) > 0
+
+
 def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                     times: Sequence[float] | None = None, extra: Extra | None = None,
                     family: Any = None) -> VerifyResult:
@@ -144,9 +173,12 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
         checks["held"] = bool(last.passed)
     if family is not None and family.scene_check and checks["held"]:  # the window shows one picture
         moved = ft.end_changes(frames, t)
-        checks["held"] = not moved
+        early, fade = ft.end_fade(frames, t, ANSWER_HOLD_S, _answer_region(family, state, cfg))
+        checks["held"] = not moved and fade <= MAX_FADE_PX
         if moved:
             ev["hold_changed"] = {"frames": [j for j, _ in moved][:10], "largest_blob": max(b for _, b in moved)}
+        if fade > MAX_FADE_PX:
+            ev["hold_fading"] = {"from_frame": early, "px": fade}
     if extra is not None:
         more, more_ev = extra(frames[-1], last)
         checks.update(more)

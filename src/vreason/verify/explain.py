@@ -52,6 +52,7 @@ from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers im
     _Ref0,
     box_mask,
     changed_box,
+    clipped_channels,
     unchanged,
 )
 from vreason.verify.residual import MAX_BLOB, residual
@@ -82,6 +83,11 @@ against each softened rendering (``refit``: a frame decoded small and enlarged b
 rendering's 3-px lines are black — sudoku in a 9:16 frame decoded at 360×640: gain 0.81, offset +47 against the
 sharp grid); then a camera whose x and y scales differ (``stretch``: a letterbox crop enlarged back,
 :data:`vreason.verify.align.STRETCH`). A first frame explained by an earlier try keeps its camera."""
+NO_CAMERA = "none"
+"""A similarity search that finds no candidate camera at all (method ``none``: no ECC or ORB estimate correlates
+:data:`vreason.verify.align.MIN_CORR` with the start) ends the first frame's tries: the stretched search draws the
+same candidates (``stretch`` only changes the refinement of one found), and a frame without a camera is not the
+task's scene whatever its exposure fit. The demo's noise videos took two more searches and residuals each."""
 STRETCH_TOO = True
 """A first frame explained by a searched similarity is also aligned with the stretched camera (``align(stretch=
 True)``), which is kept when it leaves less residual there. A letterbox crop decoded small is scaled in y
@@ -231,7 +237,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     a0 = align(frames[0], start, quick=True)
     first = first_residual(a0)
     for search, stretch, refit in FIRST_TRIES:  # until one explains the first frame (see FIRST_TRIES)
-        if first.explained(max_blob):
+        if first.explained(max_blob) or a0.method == NO_CAMERA:  # (NO_CAMERA: the verdict below is settled)
             break
         if stretch or search:
             if not stretch and a0.method != "identity":  # the quick test was not taken: searched already
@@ -299,10 +305,11 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                     shown=shown, before=before, grown=grown)
         if grown:
             region = grown[0]
-        if i == 0 and ref0 is not None and held and region is None:
+        if i == 0 and ref0 is not None:
             # the temporal residual's reference is the first frame corrected as the later frames are (gain
             # fitted against the expected rendering): the start check's own correction differs at clipped edges
-            ref0 = _Ref0(ref0.start, held[0], ref0.valid)
+            ref0 = _Ref0(ref0.start, held[0] if held and region is None else ref0.frame, ref0.valid,
+                         clipped_channels(geo))
         out.full_checks += 1
         if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the

@@ -139,6 +139,16 @@ class _Ref0:
     start: np.ndarray
     frame: np.ndarray
     valid: np.ndarray
+    clipped: np.ndarray | None = None
+    """Per channel, where the first frame as decoded (aligned, uncorrected) is within :data:`CLIP_NOISE` of a clip
+    (:func:`clipped_channels`; None: nowhere)."""
+
+
+def clipped_channels(raw: np.ndarray) -> np.ndarray | None:
+    """Per channel of a decoded frame, where it is within :data:`CLIP_NOISE` of the top or bottom clip; None when
+    no channel is anywhere."""
+    m = (raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE)
+    return m if m.any() else None
 
 
 def _trail(expected: np.ndarray, recent: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -246,7 +256,7 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
         fixed = g
         if gain is not None:
             fixed = _declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
-        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail)
+        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail, raw=g)
         if fc.explained:
             if corrected is not None:  # the corrected crop (the first frame: the temporal residual's reference)
                 corrected[:] = [fixed]
@@ -272,14 +282,25 @@ def _grow_by_parse(region: Region | None, expected: np.ndarray, before: np.ndarr
 
 
 def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray | None, valid: np.ndarray,
-               r: Region, ref0: _Ref0 | None, max_blob: int, trail: np.ndarray | None = None) -> FrameCheck:
+               r: Region, ref0: _Ref0 | None, max_blob: int, trail: np.ndarray | None = None, *,
+               raw: np.ndarray | None = None) -> FrameCheck:
     """The rendering residual and (where the expected picture has not changed since the start) the temporal
-    one of the corrected frame crop ``fixed`` (region ``r``); ``trail``: pixels both judge per pixel only."""
+    one of the corrected frame crop ``fixed`` (region ``r``); ``trail``: pixels both judge per pixel only.
+    ``raw``: the crop as decoded: a channel near the clip in it and in the first frame (:attr:`_Ref0.clipped`)
+    is the same there for the temporal residual. Two clipped observations say nothing about a change, and the
+    correction maps them apart: a page brightened by 15% with a 6° hue turn clips its green at 253–255 frame to
+    frame, and with the green gain fitted at 1.07 (the turn leaves the per-channel fit short) a 253 reads 232
+    but a 254 stays at the top — 44 px "changed since the first frame" (sliding, seed 143667987)."""
     res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r), per_pixel=_crop(trail, r))
     ok = res.explained(max_blob)
     if ok and ref0 is not None:
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r))
-        tres = residual(fixed, _crop(ref0.frame, r), static, valid=_crop(valid & ref0.valid, r),
+        ref = _crop(ref0.frame, r)
+        if raw is not None and ref0.clipped is not None:
+            both = _crop(ref0.clipped, r) & ((raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE))
+            if both.any():
+                fixed = np.where(both, ref, fixed)
+        tres = residual(fixed, ref, static, valid=_crop(valid & ref0.valid, r),
                         tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL, per_pixel=_crop(trail, r))
         if not tres.explained(max_blob):
             box = _shift(tres.blob_box, r)
@@ -338,6 +359,50 @@ def _unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None, max_
     res = residual(undo_gain(frame, gain, off), ref, free, valid=valid, tol=TOL_TEMPORAL,
                    tol_patch=TOL_PATCH_TEMPORAL)
     return res.explained(max_blob), res.largest_blob
+
+
+FADE_LEVEL = 20
+"""A 4×4 block mean that differs from the last frame's by more than this (levels, some channel, the exposure
+undone) at the start of a held window, and by at least :data:`FADE_STEP` less at each later frame measured, on the
+same side, is still on its way to the end picture."""
+FADE_STEP = 3
+
+
+def fading_px(frames: Sequence[np.ndarray], last: np.ndarray, valid: np.ndarray | None = None) -> int:
+    """Pixels (16 per 4×4 block) in the largest group of touching blocks that fade towards ``last`` over
+    ``frames`` (two or more, in time order, from the same video at its size): their mean differs from the last
+    frame's by more than :data:`FADE_LEVEL` in the first and by at least :data:`FADE_STEP` less, on the same side,
+    at each next one (``valid``: the pixels judged). A held end shows one picture; the residual's neighbourhood
+    range explains any value between a thin line and the page beside it, so a 4-px outline fading from grey to
+    red in the last 0.35 s left no blob (block means 27–31 levels off, 100–170 blocks over 16). A codec's noise
+    or a camera's shake does not move a picture towards its last frame frame after frame: H.264 at 24 fps left one
+    4-block column 17 levels off in every other frame; a 2-px shake realigned left edges' blocks off at random."""
+    import cv2
+
+    h, w = last.shape[:2]
+    bw, bh = w // 4, h // 4
+    if bw < 1 or bh < 1 or not frames:
+        return 0
+
+    def means(img: np.ndarray) -> np.ndarray:
+        return cv2.resize(np.ascontiguousarray(img[:bh * 4, :bw * 4, :3]), (bw, bh),
+                          interpolation=cv2.INTER_AREA).astype(np.int16)
+
+    ref = means(last)
+    diffs = []
+    for f in frames:
+        gain, off = gain_offset(f, last, max_samples=GAIN_SAMPLES)
+        diffs.append(means(undo_gain(f, gain, off)) - ref)
+    towards = np.abs(diffs[0]) > FADE_LEVEL
+    for a, b in zip(diffs, diffs[1:], strict=False):
+        towards &= (np.abs(b) <= np.abs(a) - FADE_STEP) & (a * b >= 0)
+    moved = towards.any(axis=2)
+    if valid is not None:
+        moved &= cv2.resize(valid[:bh * 4, :bw * 4].astype(np.uint8), (bw, bh), interpolation=cv2.INTER_AREA) == 1
+    if not moved.any():
+        return 0
+    _, _, stats, _ = cv2.connectedComponentsWithStats(moved.astype(np.uint8), connectivity=8)
+    return int(stats[1:, cv2.CC_STAT_AREA].max()) * 16
 
 
 def changed_box(a: np.ndarray, b: np.ndarray, level: int = 0) -> tuple[int, int, int, int]:

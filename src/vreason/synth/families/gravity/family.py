@@ -113,6 +113,15 @@ class Gravity(TaskFamily):
                             first_frame=solution[0], final_frame=solution[-1], solution=solution, state=state,
                             directional=self.directional, process_rule=self.process_rule)
 
+    def shortest_oracle(self, inst: TaskInstance, cfg: RenderConfig) -> int:
+        """The verdict needs the motion from the release (the oracle's first frame) for min(settling time,
+        :data:`MIN_MOTION_FRACTION` of the clip) seconds: a prefix a frame short of that fails (one frame of
+        margin: the release is estimated to 1/120 s); the oracle cut after that is an honest shorter video."""
+        from vreason.synth.families.gravity.check import MIN_MOTION_FRACTION
+
+        need = min(settle_time(inst.state), MIN_MOTION_FRACTION * cfg.seconds)
+        return min(len(inst.solution), int(math.ceil(need * cfg.fps - 1e-9)))
+
     def random_motion(self, inst: TaskInstance, rng: np.random.Generator, cfg: RenderConfig) -> list[np.ndarray]:
         """The ball moves with wrong physics (straight glide, mid-air bounce, low gravity, wrong throw)."""
         st = inst.state

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from vreason.synth import frametools as ft
+from vreason.verify.frame_check import BORDER_PX
 
 if TYPE_CHECKING:
     from vreason.synth.families.sliding.board import Painter
@@ -22,6 +24,10 @@ subsampling as 34 px over 60 — up to 127 — scattered along tile edges of a h
 the luma/chroma excess was ≤ 41 (mostly < 12)."""
 MARK_RANGE_PX = 2
 """The render's neighbourhood (px) a pixel may take its value from (a residual shake after stabilisation)."""
+GLIDE_STEP = 0.55
+"""Most of a cell a gliding tile may cover from one decoded frame to the next (its progress read on a 0.1 grid):
+the oracle steps ≤ 0.2, its honest renderings at 8 fps, twice as fast or with frames dropped ≤ 0.4; a glide cut
+short by a jump to the target (0.3 → 1.0 in one frame) is no glide."""
 MARKS_PX_MAX = 24
 """Most such pixels a read frame may have (honest variants: 0; a 6-px stroke: hundreds)."""
 
@@ -30,8 +36,6 @@ def _max_marks(fixed: list[np.ndarray], arrs: list[tuple[int, ...] | None], pain
     """Largest count of pixels, over the settled frames, that the render of the reading does not explain
     (marks, scribbles, a changed background or inset). A frame is settled when the two frames on each side
     (those that exist) have its reading: the first frames of a glide, still read as the old board, are not."""
-    from vreason.verify.frame_check import BORDER_PX
-
     # the picture's outer BORDER_PX px are not read (the shared layer's rule): a letterbox crop of a picture
     # decoded smaller (2.39:1 at 640 px wide) blends the bars' colour into the edge columns
     inner = np.zeros(fixed[0].shape[:2], bool)
@@ -117,8 +121,12 @@ def _legal(a_arr: tuple[int, ...], b_arr: tuple[int, ...], n: int) -> tuple[int,
     return None
 
 
-def check_video(frames: list[np.ndarray], state: dict[str, Any],
-                painter: Painter) -> tuple[dict[str, bool], dict[str, Any]]:
+def check_video(frames: list[np.ndarray], state: dict[str, Any], painter: Painter,
+                end: Sequence[int] = ()) -> tuple[dict[str, bool], dict[str, Any]]:
+    """The checks of a sliding video (frames with the camera undone). ``end``: the frames of the suite's end window
+    (:func:`vreason.synth.draw.end_window`; default the last): each must read as the target, and the last must show
+    the target board as rendered (no more of any pixel than a settled frame may leave: a tile 5% short of its cell
+    still reads as the target)."""
     rd = Reader(state, painter)
     n = rd.n
     it, m = n * state["itile"], 12  # register on the target inset (static, textured), not the moving board
@@ -133,7 +141,7 @@ def check_video(frames: list[np.ndarray], state: dict[str, Any],
     for i, a in enumerate(arrs):
         if a is None:
             continue
-        if runs and runs[-1][0] == a and all(arrs[j] is None for j in range(runs[-1][2] + 1, i)):
+        if runs and runs[-1][0] == a and runs[-1][2] == i - 1:
             runs[-1][2] = i
         else:
             runs.append([a, i, i])
@@ -166,18 +174,24 @@ def check_video(frames: list[np.ndarray], state: dict[str, Any],
                 worst = max(worst, float(d[k]))
         mids = [p for p in seq[1:-1] if 0.15 <= p <= 0.85]
         monotone = all(y >= x - 0.2 for x, y in zip(seq, seq[1:], strict=False))
-        glide = bool(gap) and bool(mids) and monotone and worst <= 1.3 * rd.thr
+        step = max(abs(y - x) for x, y in zip(seq, seq[1:], strict=False))
+        glide = bool(gap) and bool(mids) and monotone and step <= GLIDE_STEP and worst <= 1.3 * rd.thr
         rest = [c for c in range(n * n) if c not in (src, dst)]
         others = all(dists[g, c, a_arr[c]] <= rd.thr for g in gap for c in rest)
         glide_all &= glide
         others_all &= others
         moves.append({"frames": [la, fb], "tile": int(a_arr[src]), "from": src, "to": dst, "progress": seq,
+                      "largest_step": round(step, 2),
                       "worst_match": round(worst, 2), "glides": glide, "others_unchanged": others})
     transitions = [m for m in moves if m.get("kind") != "no change"]
     marks, marks_frame = _max_marks(fixed, arrs, painter)
+    inner = np.zeros(fixed[-1].shape[:2], bool)
+    inner[BORDER_PX:-BORDER_PX, BORDER_PX:-BORDER_PX] = True
+    end_px = int(_marked(fixed[-1], painter.board(target), inner).sum())
+    window = [int(i) for i in end] or [len(arrs) - 1]
     checks = {
         "starts_at_start": arrs[0] == start,
-        "reaches_target": arrs[-1] == target,
+        "reaches_target": all(arrs[i] == target for i in window) and end_px <= MARKS_PX_MAX,
         "legal_moves": bool(transitions) and legal_all,
         "continuous_motion": bool(transitions) and legal_all and glide_all,
         "others_unchanged": others_all,
@@ -188,7 +202,8 @@ def check_video(frames: list[np.ndarray], state: dict[str, Any],
         "final_reading": list(arrs[-1]) if arrs[-1] else None, "start": list(start), "target": list(target),
         "stable_frames": int(stable.sum()), "n_frames": len(frames), "match_threshold": round(rd.thr, 2),
         "template_min_distance": round(rd.dmin, 2), "changed_px": marks, "changed_px_frame": marks_frame,
-        "changed_px_limit": MARKS_PX_MAX, "change_level": MARK_LEVEL,
+        "changed_px_limit": MARKS_PX_MAX,
+        "end_window": [window[0], window[-1]], "end_px_off_target": end_px, "change_level": MARK_LEVEL,
         "camera_shift_max_px": float(np.abs(np.array(shifts)).max()),
     }
     if arrs[-1] is None:

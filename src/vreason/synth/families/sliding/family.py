@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from vreason.synth import draw
 from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
 from vreason.synth.families.sliding.board import (  # noqa: F401  (re-exported: the family's names)
@@ -142,7 +143,7 @@ class Sliding(TaskFamily):
         # is left to the check's own stabilisation (one resampling: a 2-px shake on a 4×4 board's glides)
         seen = camera_undone(frames, t, painter.board(tuple(state["start"])), painter.board(tuple(state["target"])),
                              turn_px=TURN_PX)
-        checks, evidence = check_video(seen, state, painter)
+        checks, evidence = check_video(seen, state, painter, end=draw.end_window(np.asarray(t, np.float64)))
         checks.update(scene)
         evidence.update(scene_ev)
         dbg = _debug(frames[-1], state, evidence.get("final_reading"))
