@@ -82,7 +82,8 @@ KNOWN_GAPS = {
     "first frame (the temporal residual; limit 24)",
     ("sliding", "brighter15_hue_plus6"): "issue 24: sliding's start check fails an honest +15% exposure with a +6° hue "
     "turn at medium on some seeds (VREASON_ADV_SEED=261988366: frame 0, a 26-px one-pixel column at x=581 against the "
-    "24-px limit; the same at 7697915, before the seventh session's changes)",
+    "24-px limit; the same at 7697915, before the seventh session's changes); its temporal residual at the green "
+    "clip (seed 143667987, easy and medium) is fixed since the eighth session",
 }
 """Honest variants a verifier is known to fail on some draws (non-strict: a pass is fine), each with its issue."""
 

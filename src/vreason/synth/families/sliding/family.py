@@ -70,8 +70,9 @@ class Sliding(TaskFamily):
     over the residual's 5×5 rule), is a codec's motion trail, judged per pixel only (``scene.TRAIL``,
     ``explain_video(trail=...)``: 8 px over the per-pixel tolerance). The low-bitrate blobs of the temporal
     residual (25-354 px, H.264 at 250 kbit/s) are explained since ``frame_check.CODEC_EDGE_PX``."""
-    version = "3"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
+    version = "4"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     # 3: the scene in the verdict, nothing-else-drawn by the shared residual (issue 24)
+    # 4: no glide step over 0.55 of a cell, the target read over the end window and rendered in the last (issue 24)
     directional = True
     process_rule = True
 
