@@ -349,7 +349,7 @@ def test_fading_px_sees_an_answer_still_fading_in_and_not_a_held_or_flickering_o
     its last 6 frames, though each frame differs from the next by a few levels only."""
     import cv2
 
-    from vreason.verify.frame_check import fading_px
+    from vreason.verify.scene import fading_px
 
     r = rng(70 + draw)
     start, final, box = scene(r)

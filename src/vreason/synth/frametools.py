@@ -259,13 +259,13 @@ def end_changes(frames: list[np.ndarray], times: Any, seconds: float | None = No
 def end_fade(frames: list[np.ndarray], times: Any, seconds: float,
              region: np.ndarray | None = None) -> tuple[int, int]:
     """(frame, px) of the largest group of 4×4 blocks still fading towards the last picture over the last
-    ``seconds`` (:func:`vreason.verify.frame_check.fading_px` over the window's first frame, the frames a third and
+    ``seconds`` (:func:`vreason.verify.scene.fading_px` over the window's first frame, the frames a third and
     two thirds of the way — one halfway in a window of three — and the last); (-1, 0) when the window has fewer
     than three frames. ``region``: where the task's answer is drawn (the blocks judged; default all). Where the
     frames as they are show a fade, they are measured again aligned onto the last (a hand-held camera: a 2-px shake
     moves every edge's blocks)."""
     from vreason.synth import draw
-    from vreason.verify.frame_check import fading_px
+    from vreason.verify.scene import fading_px
 
     t = np.asarray(times, dtype=np.float64)
     window = draw.end_window(t, seconds)

@@ -361,50 +361,6 @@ def _unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None, max_
     return res.explained(max_blob), res.largest_blob
 
 
-FADE_LEVEL = 20
-"""A 4×4 block mean that differs from the last frame's by more than this (levels, some channel, the exposure
-undone) at the start of a held window, and by at least :data:`FADE_STEP` less at each later frame measured, on the
-same side, is still on its way to the end picture."""
-FADE_STEP = 3
-
-
-def fading_px(frames: Sequence[np.ndarray], last: np.ndarray, valid: np.ndarray | None = None) -> int:
-    """Pixels (16 per 4×4 block) in the largest group of touching blocks that fade towards ``last`` over
-    ``frames`` (two or more, in time order, from the same video at its size): their mean differs from the last
-    frame's by more than :data:`FADE_LEVEL` in the first and by at least :data:`FADE_STEP` less, on the same side,
-    at each next one (``valid``: the pixels judged). A held end shows one picture; the residual's neighbourhood
-    range explains any value between a thin line and the page beside it, so a 4-px outline fading from grey to
-    red in the last 0.35 s left no blob (block means 27–31 levels off, 100–170 blocks over 16). A codec's noise
-    or a camera's shake does not move a picture towards its last frame frame after frame: H.264 at 24 fps left one
-    4-block column 17 levels off in every other frame; a 2-px shake realigned left edges' blocks off at random."""
-    import cv2
-
-    h, w = last.shape[:2]
-    bw, bh = w // 4, h // 4
-    if bw < 1 or bh < 1 or not frames:
-        return 0
-
-    def means(img: np.ndarray) -> np.ndarray:
-        return cv2.resize(np.ascontiguousarray(img[:bh * 4, :bw * 4, :3]), (bw, bh),
-                          interpolation=cv2.INTER_AREA).astype(np.int16)
-
-    ref = means(last)
-    diffs = []
-    for f in frames:
-        gain, off = gain_offset(f, last, max_samples=GAIN_SAMPLES)
-        diffs.append(means(undo_gain(f, gain, off)) - ref)
-    towards = np.abs(diffs[0]) > FADE_LEVEL
-    for a, b in zip(diffs, diffs[1:], strict=False):
-        towards &= (np.abs(b) <= np.abs(a) - FADE_STEP) & (a * b >= 0)
-    moved = towards.any(axis=2)
-    if valid is not None:
-        moved &= cv2.resize(valid[:bh * 4, :bw * 4].astype(np.uint8), (bw, bh), interpolation=cv2.INTER_AREA) == 1
-    if not moved.any():
-        return 0
-    _, _, stats, _ = cv2.connectedComponentsWithStats(moved.astype(np.uint8), connectivity=8)
-    return int(stats[1:, cv2.CC_STAT_AREA].max()) * 16
-
-
 def changed_box(a: np.ndarray, b: np.ndarray, level: int = 0) -> tuple[int, int, int, int]:
     """(x0, y0, x1, y1) of the pixels where two renderings differ by more than ``level`` (an empty box when
     they are the same). The difference's rows of channel bytes are bounded by OpenCV's bounding rectangle of
