@@ -243,15 +243,14 @@ def scene_verdict(family: Any, frames: list[np.ndarray], times: Any, state: dict
         reasons.append(f"scene: {evidence['scene'].get('reason', '')}")
 
 
-def end_changes(frames: list[np.ndarray], times: Any, seconds: float | None = None) -> list[tuple[int, int]]:
-    """(frame, largest unexplained blob) of each frame of the suite's end window (:func:`draw.end_window`, or the
-    last ``seconds``) that is not the last picture (:func:`vreason.verify.explain.unchanged`, a hand-held camera
-    absorbed): the end state must be held, not cut to while something is still on its way."""
+def end_changes(frames: list[np.ndarray], times: Any) -> list[tuple[int, int]]:
+    """(frame, largest unexplained blob) of each frame of the suite's end window (:func:`draw.end_window`) that is
+    not the last picture (:func:`vreason.verify.explain.unchanged`, a hand-held camera absorbed): the end state
+    must be held, not cut to while something is still on its way."""
     from vreason.synth import draw
     from vreason.verify.explain import unchanged
 
-    t = np.asarray(times, dtype=np.float64)
-    window = draw.end_window(t) if seconds is None else draw.end_window(t, seconds)
+    window = draw.end_window(np.asarray(times, dtype=np.float64))
     return [(int(j), blob) for j in window[:-1] for same, blob in [unchanged(frames[j], frames[-1], camera=True)]
             if not same]
 
