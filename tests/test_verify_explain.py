@@ -264,7 +264,7 @@ def shaken(frames: list[np.ndarray], r: np.random.Generator, px: int = 2) -> lis
 @pytest.mark.parametrize("draw", range(2))
 def test_a_shaken_camera_is_explained(draw):
     """A 2-px hand-held shake on every frame: each frame is aligned on its own to the first (the quarter-size ECC
-    level diverges on a few shaken frames of text; :func:`vreason.verify.align.relative` restarts from the
+    level diverges on a few shaken frames of text; :func:`vreason.verify.relative.relative` restarts from the
     phase-correlation shift)."""
     r = rng(50 + draw)
     start, final, box = scene(r)

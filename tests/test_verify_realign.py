@@ -1,6 +1,6 @@
 """Re-aligning a frame the interpolated camera does not explain (``vreason.verify.explain``, issue 24/26): the
 interpolated camera plus the phase-correlation shift is tried first (one warp and one FFT), the ECC search of
-``verify.align.relative`` only when that does not explain the frame. The scene, the oracle and the cameras are
+``verify.relative.relative`` only when that does not explain the frame. The scene, the oracle and the cameras are
 ``test_verify_explain``'s; parameters are drawn from ``VREASON_ADV_SEED`` when set."""
 
 from __future__ import annotations

@@ -284,12 +284,12 @@ def end_fade(frames: list[np.ndarray], times: Any, seconds: float,
 
 
 def _onto_last(frames: list[np.ndarray], last: np.ndarray) -> tuple[list[np.ndarray], np.ndarray] | None:
-    """``frames`` each aligned onto ``last`` (a similarity, :func:`vreason.verify.align.relative`) and the pixels
+    """``frames`` each aligned onto ``last`` (a similarity, :func:`vreason.verify.relative.relative`) and the pixels
     every warp covers (less the residual's border); None when a frame has no plausible camera."""
     import cv2
 
-    from vreason.verify.align import relative
     from vreason.verify.frame_check import BORDER_PX
+    from vreason.verify.relative import relative
 
     h, w = last.shape[:2]
     g_last = cv2.cvtColor(np.ascontiguousarray(last[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)

@@ -28,6 +28,9 @@ Measured (a one-off script: start images of 13 families, rotations ≤ 2°, zoom
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -188,131 +191,11 @@ def _plausible(m_frame_to_ref: np.ndarray, size: tuple[int, int]) -> bool:
     return rot <= MAX_ROT_DEG and abs(zoom - 1) <= MAX_ZOOM and float(np.hypot(*c)) <= MAX_SHIFT * max(w, h)
 
 
-def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = None,
-             mask: np.ndarray | None = None, extra: tuple[np.ndarray, ...] = ()) -> np.ndarray | None:
-    """The similarity mapping the grey ``frame_g``'s pixels onto ``ref_g`` (another frame of the same video,
-    same size). Candidates: ECC coarse to fine from ``init`` (frame → reference; default the identity), the
-    phase-correlation shift, and ECC from that shift at half and full size only; the one whose warped frame
-    differs least from the reference over ``mask`` (mean absolute difference) wins. A frame shaken by 2 px
-    against one line of 40-px text made the quarter-size level diverge (a line a few px high there: ECC turned
-    it upside down, from the identity and from the true shift alike; measured on arithmetic, seed 11); the
-    half-size level finds the shift exactly. While an object moves across pixels the mask keeps (toolqa: a
-    tool mid-carry, outside its start and final places), ECC converged to a plausible but wrong zoom of
-    1.004–1.02, 1–3 px off; the plain shift was right (mean difference 0.2–0.6 against 1.1–1.3 levels).
-    ``mask``: the reference's pixels the task never changes. ``extra``: more candidates (frame → reference) a
-    caller found otherwise, scored alike (a plausible one only). None when no candidate is a plausible camera's.
-
-    The quick candidates (``init`` or the identity, the two shifts, ``extra``) are scored first, and the best is
-    returned at once when it is settled (:func:`_settled`): the ECC fits end where it is anyway. On 205 calls
-    of six families' by-principle cases and zoom/shake variants: 134 s → 24 s of CPU; every camera within 0.05 px
-    of the full search's, except on cuts to other content (≤ 0.54 px; those frames are unexplained either way)."""
-    import cv2
-
-    h, w = ref_g.shape
-    ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
-    keep = np.zeros((h, w), bool)
-    keep[8:-8, 8:-8] = True
-    if mask is not None:
-        keep &= mask.astype(bool)
-    ref_v = ref_g[keep]
-
-    def cost(rel: np.ndarray) -> float:
-        warped = cv2.warpAffine(frame_g, rel, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return float(np.abs(warped[keep] - ref_v).mean())
-
-    shift = phase_shift(frame_g, ref_g)
-    # the shift of the still pixels alone: large moving objects lead the plain correlation
-    still = _masked_shift(frame_g, ref_g, mask) if mask is not None else None
-    extra = tuple(m for m in extra if _plausible(m, (w, h)))
-    if keep.any():
-        start = ident if init is None else init.astype(np.float64)
-        quick = [m for m in (start, shift, still, *extra) if m is not None and _plausible(m, (w, h))]
-        if quick:
-            best = min(quick, key=cost)
-            if _settled(best, cost, (w, h)):
-                return best
-    cands: list[np.ndarray] = []
-
-    def ecc_from(start: np.ndarray, levels: tuple[int, ...]) -> None:
-        got = _ecc(frame_g, ref_g.copy(), _invert(start), mask, levels)  # ref → frame
-        if got is not None:
-            rel = _invert(_similar(got[0]))
-            if _plausible(rel, (w, h)):
-                cands.append(rel)
-
-    ecc_from(ident if init is None else init, (4, 2, 1))
-    if shift is not None:
-        cands.append(shift)
-        ecc_from(shift, (2, 1))
-    if still is not None:
-        cands.append(still)
-        ecc_from(still, (2, 1))
-    cands += extra
-    if not cands:
-        return None
-    if len(cands) == 1 or not keep.any():
-        return cands[0]
-    return min(cands, key=cost)
-
-
-SETTLE_PX = (0.5, 1.0)
-""":func:`relative`'s nudges: each moves the picture's corners this far (px)."""
-SETTLE_GAIN = 1.02
-"""A quick candidate is settled when every nudge raises its cost by at least this factor."""
-
-
-def _nudges(size: tuple[int, int], px: float) -> list[np.ndarray]:
-    """Small similarity moves (3×3) that shift the picture's corners by ``px``: ±x, ±y, a zoom in and out and a
-    turn either way about the centre."""
-    w, h = size
-    cx, cy = w / 2, h / 2
-    a = px / float(np.hypot(cx, cy))
-    out = [np.array([[1, 0, dx], [0, 1, dy], [0, 0, 1]], np.float64)
-           for dx, dy in ((px, 0), (-px, 0), (0, px), (0, -px))]
-    for s, t in ((1 + a, 0.0), (1 - a, 0.0), (np.cos(a), np.sin(a)), (np.cos(a), -np.sin(a))):
-        out.append(np.array([[s, -t, cx - s * cx + t * cy], [t, s, cy - t * cx - s * cy], [0, 0, 1]], np.float64))
-    return out
-
-
-def _settled(rel: np.ndarray, cost, size: tuple[int, int]) -> bool:  # noqa: ANN001
-    """True when every nudge of ``rel`` (:data:`SETTLE_PX`, :func:`_nudges`) raises ``cost`` by
-    :data:`SETTLE_GAIN`: ``rel`` sits at the bottom of a well no wider than a pixel, where ECC from it or from a
-    candidate as good ends too (a slow zoom's nearest shift was never settled in the measurement of
-    :func:`relative`: a zoom nudge lowered its cost, 0.79–0.99×). A plateau — a camera far from every quick
-    candidate, where no nudge reaches the picture's edges — is not settled."""
-    c0 = cost(rel)
-    m = np.vstack([rel, [0, 0, 1]])
-    return all(cost((n @ m)[:2]) >= SETTLE_GAIN * c0 for px in SETTLE_PX for n in _nudges(size, px))
-
-
-def _masked_shift(frame_g: np.ndarray, ref_g: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
-    """The frame → reference shift of the phase correlation weighted by ``mask`` (softened: a hard mask edge that
-    stays put pulls the peak towards no shift), or None when the correlation is weak or the shift implausible.
-    Sorting under a 2-px shake: a lifted bar led the plain correlation to its own move (dy −77 … −107 px) and
-    ECC from the identity diverged; the still pixels' shift was the shake (issue 24)."""
-    import cv2
-
-    wt = cv2.GaussianBlur(mask.astype(np.float32), (0, 0), 3)
-    total = float(wt.sum())
-    if total < 1:
-        return None
-    r, f = ref_g.astype(np.float32), frame_g.astype(np.float32)
-    r = (r - float((r * wt).sum()) / total) * wt
-    f = (f - float((f * wt).sum()) / total) * wt
-    return phase_shift(f, r)
-
-
-def phase_shift(frame_g: np.ndarray, ref_g: np.ndarray) -> np.ndarray | None:
-    """The frame → reference translation (2×3) by phase correlation of two grey images of one size, or None when
-    the correlation is weak (response ≤ 0.1) or the shift beyond :data:`MAX_SHIFT` (not a camera's)."""
-    import cv2
-
-    h, w = ref_g.shape
-    (dx, dy), resp = cv2.phaseCorrelate(np.array(ref_g, np.float32), np.array(frame_g, np.float32))
-    if resp <= 0.1 or np.hypot(dx, dy) > MAX_SHIFT * max(w, h):
-        return None
-    return np.array([[1, 0, -dx], [0, 1, -dy]], np.float64)
-
+SEARCH_LEVELS = (4, 2)
+""":func:`align`'s ECC candidates: the downscale factors fitted in turn. The full working size is left to
+:func:`vreason.verify.refine.refine_similarity`, which polishes the winner there anyway; the full-size ECC level
+cost three quarters of the search's ECC time (16× the pixels of the quarter level) and moved no camera
+(``benchmarks/bench_align.py``)."""
 
 QUICK_CORR = 0.995
 """``align(quick=True)``: a frame correlating this well with the reference unmoved, compared at half the
@@ -329,6 +212,19 @@ def _quick_score(fr: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> floa
     return _score(_grey(fr, half), _grey(ref, half), np.array([[1, 0, 0], [0, 1, 0]], np.float64))
 
 
+MEMO = 8
+"""How many camera searches :func:`align` remembers (by the frame's and the reference's content): a family's own
+camera undoing (:func:`vreason.synth.camera.camera_undone`) aligns the first frame to the start picture as the
+every-frame explanation did a moment before; the second search is then a lookup."""
+_memo: OrderedDict = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+def _digest(a: np.ndarray) -> bytes:
+    return hashlib.blake2b(memoryview(np.ascontiguousarray(a)).cast("B"), digest_size=16).digest() + \
+        repr(a.shape).encode()
+
+
 def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick: bool = False,
           stretch: bool = False) -> Alignment:
     """Align an RGB ``frame`` to an RGB ``ref`` (any sizes: the frame is first resized to the reference's).
@@ -336,7 +232,8 @@ def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick
     ``quick``: when the unmoved frame already correlates ≥ :data:`QUICK_CORR` with the reference, skip the
     search and return the identity (method ``identity``); a caller that then finds the frame unexplained
     should align it again without ``quick``. ``stretch``: the refinement also fits different x and y scales
-    (within :data:`STRETCH`: a letterbox crop enlarged back; method ``…+st``) instead of one zoom."""
+    (within :data:`STRETCH`: a letterbox crop enlarged back; method ``…+st``) instead of one zoom. The last
+    :data:`MEMO` camera searches are remembered by content (the exposure is fitted on every call)."""
     import cv2
 
     ref = np.ascontiguousarray(ref[..., :3])
@@ -344,39 +241,23 @@ def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick
     fr = np.ascontiguousarray(frame[..., :3])
     if fr.shape[:2] != (h, w):
         fr = cv2.resize(fr, (w, h), interpolation=cv2.INTER_AREA)
-    s = min(1.0, WORK / max(w, h))
-    size = (max(16, int(round(w * s))), max(16, int(round(h * s))))
-    rg, fg = _grey(ref, size), _grey(fr, size)
-    blank = float(fg.std()) < 2.0 or float(rg.std()) < 2.0  # a blank frame (or reference): nothing to align on
-    ok = True
-    ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
-    if quick and not blank and _quick_score(fr, ref, size) >= QUICK_CORR:
+    key = (_digest(fr), _digest(ref), quick, stretch)
+    with _memo_lock:
+        found = _memo.get(key)
+        if found is not None:
+            _memo.move_to_end(key)
+    if found is None:
+        found = _camera(fr, ref, quick, stretch)
+        with _memo_lock:
+            _memo[key] = found
+            while len(_memo) > MEMO:
+                _memo.popitem(last=False)
+    ref_to_frame, ok, method = found
+    if method == "identity":
         gain, off = gain_offset(fr, ref) if photometric else (np.ones(3, np.float32), np.zeros(3, np.float32))
-        return Alignment(warp=ident, aligned=undo_gain(fr, gain, off) if photometric else fr, gain=gain,
-                         offset=off, valid=np.ones((h, w), bool), ok=True, method="identity")
-    win = cv2.createHanningWindow((size[0], size[1]), cv2.CV_32F)
-    (dx, dy), _ = cv2.phaseCorrelate(rg.copy(), fg.copy(), win)  # it applies the window in place
-    init = np.array([[1, 0, dx], [0, 1, dy]], np.float64)
-    inits = [init] + ([ident] if np.hypot(dx, dy) > 2 else [])  # from the identity too when they differ
-    cands = [] if blank else [(t[0], "ecc") for t in (_ecc(fg.copy(), rg.copy(), i) for i in inits)
-                              if t is not None]
-    orb = None if blank else _orb(np.clip(fg, 0, 255).astype(np.uint8), np.clip(rg, 0, 255).astype(np.uint8))
-    if orb is not None:  # (ECC from ORB's estimate is left to the final refinement)
-        cands.append((orb, "orb"))
-    scored = [(c, m, how) for m, how in cands if _plausible(_invert(_similar(_scaled(m, 1 / s))), (w, h))
-              and (c := _score(fg, rg, m)) >= MIN_CORR]
-    if not scored:
-        ok, method, ref_to_frame = False, "none", ident
-    else:
-        _, m, method = max(scored, key=lambda t: t[0])
-        fine = refine_similarity(fg, rg, _similar(m), STRETCH if stretch else 0.0)
-        if fine is not None and _plausible(_invert(_scaled(fine, 1 / s)), (w, h)):
-            m, method = fine, method + ("+gn+st" if stretch else "+gn")
-        ref_to_frame = _scaled(m, 1 / s) if stretch and method.endswith("+st") else _similar(_scaled(m, 1 / s))
+        return Alignment(warp=ref_to_frame.copy(), aligned=undo_gain(fr, gain, off) if photometric else fr,
+                         gain=gain, offset=off, valid=np.ones((h, w), bool), ok=True, method=method)
     warp = _invert(ref_to_frame)  # frame → reference
-    if ok and not _plausible(warp, (w, h)):
-        ok, warp, ref_to_frame = False, np.array([[1, 0, 0], [0, 1, 0]], np.float64), np.array(
-            [[1, 0, 0], [0, 1, 0]], np.float64)
     flags = cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP
     aligned = cv2.warpAffine(fr, ref_to_frame, (w, h), flags=flags, borderMode=cv2.BORDER_REPLICATE)
     valid = cv2.warpAffine(np.full((h, w), 255, np.uint8), ref_to_frame, (w, h), flags=flags,
@@ -386,3 +267,39 @@ def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick
         gain, off = gain_offset(aligned, ref, valid)
         aligned = undo_gain(aligned, gain, off)
     return Alignment(warp=warp, aligned=aligned, gain=gain, offset=off, valid=valid, ok=ok, method=method)
+
+
+def _camera(fr: np.ndarray, ref: np.ndarray, quick: bool, stretch: bool) -> tuple[np.ndarray, bool, str]:
+    """:func:`align`'s camera search on a frame already at the reference's size: (reference → frame warp, ok,
+    method)."""
+    import cv2
+
+    h, w = ref.shape[:2]
+    s = min(1.0, WORK / max(w, h))
+    size = (max(16, int(round(w * s))), max(16, int(round(h * s))))
+    rg, fg = _grey(ref, size), _grey(fr, size)
+    blank = float(fg.std()) < 2.0 or float(rg.std()) < 2.0  # a blank frame (or reference): nothing to align on
+    ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
+    if quick and not blank and _quick_score(fr, ref, size) >= QUICK_CORR:
+        return ident, True, "identity"
+    win = cv2.createHanningWindow((size[0], size[1]), cv2.CV_32F)
+    (dx, dy), _ = cv2.phaseCorrelate(rg.copy(), fg.copy(), win)  # it applies the window in place
+    init = np.array([[1, 0, dx], [0, 1, dy]], np.float64)
+    inits = [init] + ([ident] if np.hypot(dx, dy) > 2 else [])  # from the identity too when they differ
+    cands = [] if blank else [(t[0], "ecc") for t in (_ecc(fg.copy(), rg.copy(), i, levels=SEARCH_LEVELS)
+                                                      for i in inits) if t is not None]
+    orb = None if blank else _orb(np.clip(fg, 0, 255).astype(np.uint8), np.clip(rg, 0, 255).astype(np.uint8))
+    if orb is not None:  # (ECC from ORB's estimate is left to the final refinement)
+        cands.append((orb, "orb"))
+    scored = [(c, m, how) for m, how in cands if _plausible(_invert(_similar(_scaled(m, 1 / s))), (w, h))
+              and (c := _score(fg, rg, m)) >= MIN_CORR]
+    if not scored:
+        return ident, False, "none"
+    _, m, method = max(scored, key=lambda t: t[0])
+    fine = refine_similarity(fg, rg, _similar(m), STRETCH if stretch else 0.0)
+    if fine is not None and _plausible(_invert(_scaled(fine, 1 / s)), (w, h)):
+        m, method = fine, method + ("+gn+st" if stretch else "+gn")
+    ref_to_frame = _scaled(m, 1 / s) if stretch and method.endswith("+st") else _similar(_scaled(m, 1 / s))
+    if not _plausible(_invert(ref_to_frame), (w, h)):
+        return ident, False, method
+    return ref_to_frame, True, method

@@ -329,14 +329,14 @@ def unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None = None
     exposure fitted and undone, then the temporal residual (:data:`TOL_TEMPORAL`, :data:`TOL_PATCH_TEMPORAL`).
     Returns (unchanged, largest changed blob in px). A held end state is unchanged frame to frame.
     ``camera``: a frame the residual finds changed is aligned onto ``ref`` first (a similarity,
-    :func:`vreason.verify.align.relative`: a hand-held camera shakes a held picture) and measured again inside
+    :func:`vreason.verify.relative.relative`: a hand-held camera shakes a held picture) and measured again inside
     the border the move leaves covered."""
     ok, blob = _unchanged(frame, ref, free, max_blob, _inner(ref.shape[:2], BORDER_PX))
     if ok or not camera:
         return ok, blob
     import cv2
 
-    from vreason.verify.align import relative
+    from vreason.verify.relative import relative
 
     grey = [cv2.cvtColor(np.ascontiguousarray(a[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
             for a in (frame, ref)]

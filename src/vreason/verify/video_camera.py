@@ -51,7 +51,7 @@ def against_first(frame: np.ndarray, first_grey: np.ndarray, init: np.ndarray | 
     ``init`` or the identity): two frames of one camera and one codec align far more precisely than a frame and
     a rendering. ``mask``: the first frame's pixels the task never changes (what moved must not pull the camera).
     None when ECC does not converge or the move is not a plausible camera's."""
-    from vreason.verify.align import relative
+    from vreason.verify.relative import relative
 
     return relative(frame if frame.ndim == 2 else grey(frame), first_grey, init, mask, extra)
 
@@ -63,7 +63,7 @@ def shifted(frame_g: np.ndarray, first_grey: np.ndarray, init: np.ndarray) -> np
     None when the correlation is weak or the shift beyond a plausible camera's."""
     import cv2
 
-    from vreason.verify.align import phase_shift
+    from vreason.verify.relative import phase_shift
 
     h, w = first_grey.shape
     warped = cv2.warpAffine(frame_g, init, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)

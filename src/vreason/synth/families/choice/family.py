@@ -118,7 +118,7 @@ class Choice(TaskFamily):
     name = "choice"
     scene_check = True
     """Every frame must be explained by the scene (issue 24): the 2-px per-frame shake is absorbed since each
-    frame is realigned on its own (verify.align.relative) and the held end window is compared camera-aligned."""
+    frame is realigned on its own (verify.relative.relative) and the held end window is compared camera-aligned."""
     version = "3"  # 2: the outline ring free only to the outline's colours; 3: the answer not still fading (issue 24)
     directional = True
     process_rule = False

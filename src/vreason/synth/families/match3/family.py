@@ -79,7 +79,7 @@ class Match3(TaskFamily):
     scene_check = True
     """The every-frame scene (issue 24, :mod:`.scene`) is part of the verdict: the honest 2-px shake that held it off
     (the re-alignment of a shaken frame landed 1-3 px off on the repeated cells) is explained since
-    ``align.relative`` picks the best of its candidates; every honest variant and P5 draw passes (suite seeds 101,
+    ``relative.relative`` picks the best of its candidates; every honest variant and P5 draw passes (suite seeds 101,
     202 and 303)."""
     version = "1"
     directional = True

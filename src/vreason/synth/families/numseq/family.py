@@ -78,7 +78,7 @@ class Numseq(TaskFamily):
     name = "numseq"
     scene_check = True
     """Every frame must be explained by the scene (issue 24): the 2-px per-frame shake is absorbed since each
-    frame is realigned on its own (verify.align.relative) and the held end window is compared camera-aligned."""
+    frame is realigned on its own (verify.relative.relative) and the held end window is compared camera-aligned."""
     version = "2"  # 2: the answer not still fading in over the last 0.35 s (issue 24)
     directional = True
     process_rule = False

@@ -89,10 +89,10 @@ class Sorting(TaskFamily):
     scene_check = True
     """Whether verify adds the every-frame ``scene`` check (issue 24). On since 27 Nov (sixth session): its last
     blocker, an honest slow zoom (bench seed 772140958, easy, 4.1%: the last frame's camera against the first,
-    ``align.relative``, came out a plain 14-px shift — ECC over the still pixels failed on the mostly white
+    ``relative.relative``, came out a plain 14-px shift — ECC over the still pixels failed on the mostly white
     picture), is explained since the scene asks for the last frame's full search against the final picture
     (``Scene.end_search``). Fixed before: bar edges parsed a pixel off (both roundings of a bar's length fitted)
-    and a 2-px shake while a bar is lifted (the still pixels' shift in ``align.relative``)."""
+    and a 2-px shake while a bar is lifted (the still pixels' shift in ``relative.relative``)."""
 
     def make(self, rng, difficulty, index, seed, cfg: RenderConfig) -> TaskInstance:
         n, k = _LEVELS[difficulty]
