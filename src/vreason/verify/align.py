@@ -213,11 +213,27 @@ def _quick_score(fr: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> floa
 
 
 MEMO = 8
-"""How many camera searches :func:`align` remembers (by the frame's and the reference's content): a family's own
-camera undoing (:func:`vreason.synth.camera.camera_undone`) aligns the first frame to the start picture as the
-every-frame explanation did a moment before; the second search is then a lookup."""
+"""How many camera searches :func:`align` remembers (by the frame's and the reference's content), and as many
+candidate searches: a family's own camera undoing (:func:`vreason.synth.camera.camera_undone`) aligns the first
+frame to the start picture as the every-frame explanation did a moment before (the second search is then a
+lookup), and ``stretch=True`` after a plain search of the same frame only refines again (the ECC / ORB
+candidates and their scores do not depend on it)."""
 _memo: OrderedDict = OrderedDict()
 _memo_lock = threading.Lock()
+
+
+def _remember(key: tuple, make):  # noqa: ANN001, ANN202
+    """``make()``, or what it returned for ``key`` among the last :data:`MEMO` × 2 results."""
+    with _memo_lock:
+        if key in _memo:
+            _memo.move_to_end(key)
+            return _memo[key]
+    got = make()
+    with _memo_lock:
+        _memo[key] = got
+        while len(_memo) > 2 * MEMO:
+            _memo.popitem(last=False)
+    return got
 
 
 def _digest(a: np.ndarray) -> bytes:
@@ -241,17 +257,8 @@ def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick
     fr = np.ascontiguousarray(frame[..., :3])
     if fr.shape[:2] != (h, w):
         fr = cv2.resize(fr, (w, h), interpolation=cv2.INTER_AREA)
-    key = (_digest(fr), _digest(ref), quick, stretch)
-    with _memo_lock:
-        found = _memo.get(key)
-        if found is not None:
-            _memo.move_to_end(key)
-    if found is None:
-        found = _camera(fr, ref, quick, stretch)
-        with _memo_lock:
-            _memo[key] = found
-            while len(_memo) > MEMO:
-                _memo.popitem(last=False)
+    key = (_digest(fr), _digest(ref))
+    found = _remember((*key, quick, stretch), lambda: _camera(fr, ref, quick, stretch, key))
     ref_to_frame, ok, method = found
     if method == "identity":
         gain, off = gain_offset(fr, ref) if photometric else (np.ones(3, np.float32), np.zeros(3, np.float32))
@@ -269,11 +276,10 @@ def align(frame: np.ndarray, ref: np.ndarray, *, photometric: bool = True, quick
     return Alignment(warp=warp, aligned=aligned, gain=gain, offset=off, valid=valid, ok=ok, method=method)
 
 
-def _camera(fr: np.ndarray, ref: np.ndarray, quick: bool, stretch: bool) -> tuple[np.ndarray, bool, str]:
+def _camera(fr: np.ndarray, ref: np.ndarray, quick: bool, stretch: bool,
+            key: tuple) -> tuple[np.ndarray, bool, str]:
     """:func:`align`'s camera search on a frame already at the reference's size: (reference → frame warp, ok,
-    method)."""
-    import cv2
-
+    method). ``key``: the frame's and the reference's digests (the candidate search is remembered by them)."""
     h, w = ref.shape[:2]
     s = min(1.0, WORK / max(w, h))
     size = (max(16, int(round(w * s))), max(16, int(round(h * s))))
@@ -282,20 +288,10 @@ def _camera(fr: np.ndarray, ref: np.ndarray, quick: bool, stretch: bool) -> tupl
     ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
     if quick and not blank and _quick_score(fr, ref, size) >= QUICK_CORR:
         return ident, True, "identity"
-    win = cv2.createHanningWindow((size[0], size[1]), cv2.CV_32F)
-    (dx, dy), _ = cv2.phaseCorrelate(rg.copy(), fg.copy(), win)  # it applies the window in place
-    init = np.array([[1, 0, dx], [0, 1, dy]], np.float64)
-    inits = [init] + ([ident] if np.hypot(dx, dy) > 2 else [])  # from the identity too when they differ
-    cands = [] if blank else [(t[0], "ecc") for t in (_ecc(fg.copy(), rg.copy(), i, levels=SEARCH_LEVELS)
-                                                      for i in inits) if t is not None]
-    orb = None if blank else _orb(np.clip(fg, 0, 255).astype(np.uint8), np.clip(rg, 0, 255).astype(np.uint8))
-    if orb is not None:  # (ECC from ORB's estimate is left to the final refinement)
-        cands.append((orb, "orb"))
-    scored = [(c, m, how) for m, how in cands if _plausible(_invert(_similar(_scaled(m, 1 / s))), (w, h))
-              and (c := _score(fg, rg, m)) >= MIN_CORR]
-    if not scored:
+    best = None if blank else _remember((*key, "candidates"), lambda: _candidates(fg, rg, s, (w, h)))
+    if best is None:
         return ident, False, "none"
-    _, m, method = max(scored, key=lambda t: t[0])
+    m, method = best
     fine = refine_similarity(fg, rg, _similar(m), STRETCH if stretch else 0.0)
     if fine is not None and _plausible(_invert(_scaled(fine, 1 / s)), (w, h)):
         m, method = fine, method + ("+gn+st" if stretch else "+gn")
@@ -303,3 +299,26 @@ def _camera(fr: np.ndarray, ref: np.ndarray, quick: bool, stretch: bool) -> tupl
     if not _plausible(_invert(ref_to_frame), (w, h)):
         return ident, False, method
     return ref_to_frame, True, method
+
+
+def _candidates(fg: np.ndarray, rg: np.ndarray, s: float, size: tuple[int, int]) -> tuple[np.ndarray, str] | None:
+    """The best-correlating plausible candidate (working-size warp, method) of ECC from the phase-correlation
+    shift (and from the identity when that shift exceeds 2 px) and ORB + RANSAC, or None."""
+    import cv2
+
+    ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
+    win = cv2.createHanningWindow((fg.shape[1], fg.shape[0]), cv2.CV_32F)
+    (dx, dy), _ = cv2.phaseCorrelate(rg.copy(), fg.copy(), win)  # it applies the window in place
+    init = np.array([[1, 0, dx], [0, 1, dy]], np.float64)
+    inits = [init] + ([ident] if np.hypot(dx, dy) > 2 else [])  # from the identity too when they differ
+    cands = [(t[0], "ecc") for t in (_ecc(fg.copy(), rg.copy(), i, levels=SEARCH_LEVELS) for i in inits)
+             if t is not None]
+    orb = _orb(np.clip(fg, 0, 255).astype(np.uint8), np.clip(rg, 0, 255).astype(np.uint8))
+    if orb is not None:  # (ECC from ORB's estimate is left to the final refinement)
+        cands.append((orb, "orb"))
+    scored = [(c, m, how) for m, how in cands if _plausible(_invert(_similar(_scaled(m, 1 / s))), size)
+              and (c := _score(fg, rg, m)) >= MIN_CORR]
+    if not scored:
+        return None
+    _, m, method = max(scored, key=lambda t: t[0])
+    return m, method
