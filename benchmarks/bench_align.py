@@ -8,6 +8,8 @@ Printed: CPU time per call of each and their ratio, the corner error against the
 95th percentile) of each, the cases whose ``ok`` differs, and the largest corner distance between the two
 answers. Target: the error distribution unchanged (max within 0.1 px of the old search's), time ≤ 0.75×.
 
+Exit 1 when the kept levels find a camera less often or their largest corner error grows by more than 0.1 px.
+
 Usage: python benchmarks/bench_align.py [--cameras 4] [--seed 20261128]
 """
 
@@ -36,7 +38,7 @@ def _corner_err(warp: np.ndarray, truth: np.ndarray, w: int, h: int) -> float:
     return float(np.abs(c @ warp[:, :2].T + warp[:, 2] - (c @ truth[:, :2].T + truth[:, 2])).max())
 
 
-def main() -> None:
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--cameras", type=int, default=4, help="random cameras per family and difficulty")
     ap.add_argument("--seed", type=int, default=20261128)
@@ -58,7 +60,7 @@ def main() -> None:
             fr = make_instance(fam, diff, 0, int(r.integers(1 << 30)), cfg).first_frame
             cases += [(fam, fr, *_moved(fr, r)) for _ in range(args.cameras)]
     kept = al.SEARCH_LEVELS
-    runs = {}
+    runs: dict = {}
     for name, levels in (("full levels (4, 2, 1)", (4, 2, 1)), (f"SEARCH_LEVELS {kept}", kept)):
         al.SEARCH_LEVELS = levels
         t0 = time.process_time()
@@ -67,10 +69,12 @@ def main() -> None:
     al.SEARCH_LEVELS = kept
     (n_old, (t_old, old)), (n_new, (t_new, new)) = runs.items()
     h, w = cases[0][1].shape[:2]
+    worst_err = {}
     print(f"{len(cases)} alignments ({len(default_families())} families × {len(DIFFICULTIES)} difficulties × "
           f"{args.cameras} cameras, seed {args.seed}), one OpenCV thread")
     for name, t, res in ((n_old, t_old, old), (n_new, t_new, new)):
         errs = np.array([_corner_err(a.warp, c[3], w, h) for a, c in zip(res, cases, strict=True)])
+        worst_err[name] = (float(errs.max()), sum(a.ok for a in res))
         print(f"  {name:24s} {1000 * t / len(cases):7.1f} ms CPU per call   corner error px: max {errs.max():.3f} "
               f"p95 {np.percentile(errs, 95):.3f} median {np.median(errs):.3f}   ok {sum(a.ok for a in res)}")
     between = [_corner_err(a.warp, b.warp, w, h) for a, b in zip(old, new, strict=True)]
@@ -79,7 +83,9 @@ def main() -> None:
     print(f"  ok differs in {sum(a.ok != b.ok for a, b in zip(old, new, strict=True))} cases; largest corner "
           f"distance between the two answers {between[worst]:.3f} px ({cases[worst][0]}, methods "
           f"{old[worst].method} / {new[worst].method})")
+    (e_old, ok_old), (e_new, ok_new) = worst_err[n_old], worst_err[n_new]
+    return 0 if e_new <= e_old + 0.1 and ok_new >= ok_old else 1
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -1,6 +1,7 @@
 """Run every benchmark (benchmarks/bench_*.py) one after another; exit non-zero if any fails.
 
 Registered (each found by its file name; pass names to run only some):
+bench_align (the camera search's ECC levels: CPU per call and corner errors of both, target ≤ 0.75×),
 bench_demo (suite scoring against a bare decode of the demo videos, target ≤ 2×),
 bench_generate (API generation throughput vs the ideal against the fake video API, target ≥ 0.8),
 bench_judge, bench_memory (peak RSS of verifying a 4000×4000 video, target < 500 MB),
@@ -21,7 +22,7 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 only = sys.argv[1:]
-REGISTERED = ("bench_demo", "bench_generate", "bench_judge", "bench_memory", "bench_pai_c", "bench_soak",
+REGISTERED = ("bench_align", "bench_demo", "bench_generate", "bench_judge", "bench_memory", "bench_pai_c", "bench_soak",
               "bench_synth_validity", "bench_video")
 failed = []
 paths = sorted(set(glob.glob(os.path.join(here, "bench_*.py"))) | {os.path.join(here, f"{n}.py") for n in REGISTERED})

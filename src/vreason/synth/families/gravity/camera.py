@@ -37,22 +37,28 @@ BAND = 40
 """Rows searched for the floor edge on each side of the rendered floor line, px."""
 
 
-def floor_line(frame: np.ndarray, state: dict[str, Any], skip_x: float | None) -> tuple[float, float] | None:
-    """The floor edge (sky above, dark line below) as ``y = a·x + b`` in ``frame``'s pixels, or None."""
+def floor_line(frame: np.ndarray, state: dict[str, Any], skip_x: float | None,
+               top: int = 0, height: int | None = None) -> tuple[float, float] | None:
+    """The floor edge (sky above, dark line below) as ``y = a·x + b`` in ``frame``'s pixels, or None. ``top``:
+    ``frame`` is the band of rows from ``top`` of a picture ``height`` rows high (the answer is in the picture's
+    rows)."""
     import cv2
 
-    g = cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
-    h, w = g.shape
+    h, w = frame.shape[:2]
+    h = h if height is None else height
     fy = int(state["floor_y"])
     y0, y1 = max(1, fy - BAND), min(h - 1, fy + BAND)
     if y1 - y0 < 20:
         return None
+    if y0 < top or y1 > top + frame.shape[0]:
+        raise ValueError(f"rows {top}..{top + frame.shape[0]} do not hold the floor's band {y0}..{y1}")
+    g = cv2.cvtColor(np.ascontiguousarray(frame[y0 - top:y1 - top, :, :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
     half = (state["r"] + 8) * 1.2
     x = np.arange(4, w - 4, 4)
     if skip_x is not None:
         x = x[np.abs(x - skip_x) > half]
     # every 4th column's 3-column mean, all at once (the same float32 sums as one column at a time)
-    cols = (g[y0:y1, x - 1] + g[y0:y1, x] + g[y0:y1, x + 1]) / np.float32(3)
+    cols = (g[:, x - 1] + g[:, x] + g[:, x + 1]) / np.float32(3)
     hi = np.median(cols[:8], axis=0).astype(np.float64)
     lo = cols.min(axis=0).astype(np.float64)
     m = ((hi + lo) / 2).astype(np.float32)
@@ -87,13 +93,14 @@ def ball_area(frame: np.ndarray, state: dict[str, Any]) -> tuple[float, float, f
 
     mask = ft.hue_mask(ft.hsv(frame), state["hue"], HUE_MARGIN, S_MIN, V_MIN).astype(np.uint8)
     n, _, stats, cents = cv2.connectedComponentsWithStats(mask, connectivity=8)
-    want = np.pi * state["r"] ** 2
-    best, err = None, 1e9
-    for i in range(1, n):
-        ratio = stats[i, cv2.CC_STAT_AREA] / want
-        if 0.5 <= ratio <= 2.0 and abs(np.log(ratio)) < err:
-            best, err = (float(cents[i][0]), float(cents[i][1]), float(stats[i, cv2.CC_STAT_AREA])), abs(np.log(ratio))
-    return best
+    if n < 2:
+        return None
+    ratio = stats[1:, cv2.CC_STAT_AREA] / (np.pi * state["r"] ** 2)
+    err = np.where((ratio >= 0.5) & (ratio <= 2.0), np.abs(np.log(ratio)), np.inf)
+    i = int(np.argmin(err))  # the first of the nearest (a noise frame has thousands of blobs: no loop over them)
+    if not np.isfinite(err[i]):
+        return None
+    return float(cents[i + 1][0]), float(cents[i + 1][1]), float(stats[i + 1, cv2.CC_STAT_AREA])
 
 
 def _similarity(scale: float, theta: float, src: tuple[float, float], dst: tuple[float, float]) -> np.ndarray:
@@ -166,10 +173,16 @@ def _floor_offset(frame: np.ndarray, m: np.ndarray, size: tuple[int, int], state
     import cv2
 
     w, h = size
-    g = cv2.warpAffine(np.ascontiguousarray(frame[..., :3]), m, (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
-                       borderMode=cv2.BORDER_REPLICATE)
+    # only the rows the floor's search reads, and as many again above and below as the ball is wide: a ball
+    # that reaches into those rows lies wholly inside (one farther off hides no floor column)
+    fy, pad = int(state["floor_y"]), BAND + int(np.ceil(2 * state["r"])) + 4
+    top, bottom = max(0, fy - pad), min(h, fy + pad)
+    band = m.copy()
+    band[:, 2] += m[:, 1] * top  # the band's row 0 is the picture's row ``top``
+    g = cv2.warpAffine(np.ascontiguousarray(frame[..., :3]), band, (w, bottom - top),
+                       flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP, borderMode=cv2.BORDER_REPLICATE)
     ball = ball_area(g, state)
-    line = floor_line(g, state, None if ball is None else ball[0])
+    line = floor_line(g, state, None if ball is None else ball[0], top=top, height=h)
     if line is None:
         return None
     return (line[0] - ref_line[0]) * w / 2 + line[1] - ref_line[1]
