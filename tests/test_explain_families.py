@@ -129,6 +129,9 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
                         "was explained (seed 991030)",
     ("maze", "mark"): "issue 24: a 7×4 dot (28 px) at opacity 0.8 was explained (VREASON_ADV_SEED=461080297, "
                       "fresh-clone make test): a blob that small is at the residual's 24-px size limit",
+    ("oddoneout", "mark"): "issue 24: a 7×4 dot (28 px) at opacity 0.75 left a 24-px blob after the codec, the "
+                           "residual's size limit: explained (VREASON_ADV_SEED=274925007, make test of 2026-11-28; "
+                           "the same at bb3dc1f, before the ninth session)",
     ("sliding", "mark"): "issue 24: a 16×12 green dot at opacity 0.92 on a green tile — 29 levels from the tile on its "
                          "largest channel, under the residual's 40-level floor — was explained (seed 490620556)",
 }

@@ -5,16 +5,16 @@ reference — the video's first frame or a re-rendering of the state the frame s
 **gain/offset** (exposure, white balance), and returns the warp and the aligned, photometrically corrected frame.
 
 Geometry, on a grey copy of at most 640 px: :func:`cv2.findTransformECC` (``MOTION_AFFINE``, Gaussian-smoothed,
-coarse to fine at ¼, ½ and the whole working size) started from the phase-correlation shift (and from the
-identity when that shift exceeds 2 px); ORB features matched with RANSAC (:func:`cv2.estimateAffinePartial2D`)
-give another candidate. Each is projected onto the nearest similarity (a camera does not shear); the candidate
-whose warped frame correlates best with the reference wins and is then refined to sub-pixel precision by
-Gauss–Newton on a similarity + clipped exposure (:func:`vreason.verify.refine.refine_similarity`). Estimates
-beyond :data:`MAX_ROT_DEG`, :data:`MAX_ZOOM` and
+coarse to fine at ¼ and ½ of the working size: :data:`SEARCH_LEVELS`) started from the phase-correlation shift (and
+from the identity when that shift exceeds 2 px); ORB features matched with RANSAC
+(:func:`cv2.estimateAffinePartial2D`) give another candidate. Each is projected onto the nearest similarity (a
+camera does not shear); the candidate whose warped frame correlates best with the reference wins and is then refined
+to sub-pixel precision by Gauss–Newton on a similarity + clipped exposure
+(:func:`vreason.verify.refine.refine_similarity`). Estimates beyond :data:`MAX_ROT_DEG`, :data:`MAX_ZOOM` and
 :data:`MAX_SHIFT` are not candidates (a scene turned by 10° is not a camera wobble); with none left (a blank or
 featureless frame, or one correlating below :data:`MIN_CORR`) the identity is returned with ``ok`` False.
-(:func:`cv2.phaseCorrelate` applies its window to its inputs in place: it is given copies. Before that fix
-every later estimate ran on Hanning-windowed images, which is why ECC from a rendering stopped 2–4 px off.)
+(:func:`cv2.phaseCorrelate` applies its window to its inputs in place: it is given copies. Before that fix every
+later estimate ran on Hanning-windowed images, which is why ECC from a rendering stopped 2–4 px off.)
 
 Photometry: a gain and offset per channel between the aligned frame and the reference over the flat pixels both
 show (no reference edge within 1 px: edges carry the alignment's residual), fitted on the median observation of
@@ -288,7 +288,8 @@ def _camera(fr: np.ndarray, ref: np.ndarray, quick: bool, stretch: bool,
     ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
     if quick and not blank and _quick_score(fr, ref, size) >= QUICK_CORR:
         return ident, True, "identity"
-    best = None if blank else _remember((*key, "candidates"), lambda: _candidates(fg, rg, s, (w, h)))
+    best = None if blank else _remember((*key, "candidates", SEARCH_LEVELS, WORK),
+                                               lambda: _candidates(fg, rg, s, (w, h)))
     if best is None:
         return ident, False, "none"
     m, method = best
