@@ -218,19 +218,22 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
 
     soft = 1.0
     first_fixed = frames[0]
+    softened = {sc: _soften(start, sc) for sc in SOFT_SCALES}
 
     def first_residual(a, refit: bool = False):  # noqa: ANN001, ANN202
         nonlocal soft, first_fixed
         raw = warp_onto(frames[0], a.warp, (w, h), border)[0]
         got = []
         for sc in SOFT_SCALES:  # the rendering softened as the first frame is: the least residual
-            ref = _soften(start, sc)
+            ref = softened[sc]
             gain = (a.gain, a.offset)
             if refit and sc < 1:  # the exposure fitted against the softened rendering (see FIRST_TRIES)
                 gain = gain_offset(raw, ref, a.valid)
             fixed = _declip(raw, a.aligned if gain[0] is a.gain else undo_gain(raw, *gain), ref, *gain)
             res = residual(fixed, ref, start_free, valid=a.valid & inner)
             got.append((not res.explained(max_blob), _excess(res), sc, res, fixed, gain))
+            if got[-1][:2] == (False, 0.0):  # explained with no excess at all: no other scale can be chosen
+                break
         _, _, soft, best, first_fixed, (a.gain, a.offset) = min(got, key=lambda g: g[:2])  # the camera's evidence
         return best
 
@@ -257,7 +260,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             soft, first_fixed = kept
     if soft != 1.0:
         expect = _softened(expect, soft)
-        start = _soften(start, soft)
+        start = softened[soft]
         final = None if final is None else _soften(final, soft)
     if not a0.ok:
         return Explanation(False, "the first frame is not the task's scene: no camera move aligns it",

@@ -56,31 +56,34 @@ def _solve(f: np.ndarray, r: np.ndarray, m: np.ndarray, iters: int, stride: int,
         return np.array([[p * a, -p * b, tx + cx - p * (a * cx - b * cy)],
                          [q * b, q * a, ty + cy - q * (b * cx + a * cy)]])
 
+    k = 7 if stretch > 0 else 6
     for _ in range(iters):
         iw = cv2.warpAffine(f, matrix(), (w, h), flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
                             borderMode=cv2.BORDER_CONSTANT, borderValue=-1)
-        valid = (cv2.erode((iw >= 0).astype(np.uint8), kernel) > 0)[::stride, ::stride]
-        gx = cv2.Sobel(iw, cv2.CV_32F, 1, 0, ksize=3)[::stride, ::stride] / 8
-        gy = cv2.Sobel(iw, cv2.CV_32F, 0, 1, ksize=3)[::stride, ::stride] / 8
+        v = (cv2.erode((iw >= 0).astype(np.uint8), kernel) > 0)[::stride, ::stride]
+        # everything below on the valid pixels only, as 1-D vectors (no per-pixel stack of the Jacobian)
+        gx = cv2.Sobel(iw, cv2.CV_32F, 1, 0, ksize=3)[::stride, ::stride][v] / 8
+        gy = cv2.Sobel(iw, cv2.CV_32F, 0, 1, ksize=3)[::stride, ::stride][v] / 8
+        xv, yv, rv, iv = xc[v], yc[v], rs[v], iw[::stride, ::stride][v]
+        if iv.size < 200:
+            break
         n2 = a * a + b * b
         fx = (a * gx - b * gy) / (n2 * (1 + e))  # the frame's gradient at the warped point: A^-T · ∇(warped frame)
         fy = (b * gx + a * gy) / (n2 * (1 - e))
-        pred = g * rs + c
-        inside = ((pred > 0) & (pred < 255)).astype(np.float32)
-        v = valid
-        cols = [(1 + e) * fx * xc + (1 - e) * fy * yc, (1 - e) * fy * xc - (1 + e) * fx * yc, fx, fy,
-                -rs * inside, -inside]
+        pred = g * rv + c
+        inside = ((pred > 0) & (pred < 255)).astype(np.float64)
+        jac = np.empty((k, iv.size))
+        jac[0] = (1 + e) * fx * xv + (1 - e) * fy * yv
+        jac[1] = (1 - e) * fy * xv - (1 + e) * fx * yv
+        jac[2], jac[3], jac[4], jac[5] = fx, fy, -rv * inside, -inside
         if stretch > 0:
-            cols.append(fx * (a * xc - b * yc) - fy * (b * xc + a * yc))
-        jac = np.stack(cols, -1)[v]
-        res = (iw[::stride, ::stride] - np.clip(pred, 0, 255))[v]
-        if res.size < 200:
-            break
+            jac[6] = fx * (a * xv - b * yv) - fy * (b * xv + a * yv)
+        res = iv - np.clip(pred, 0, 255)
         sig = 1.4826 * float(np.median(np.abs(res[::7]))) + 1.0
         wt = np.minimum(1.0, max(3 * sig, HUBER) / (np.abs(res) + 1e-6)).astype(np.float32)
-        jw = jac * wt[:, None]
+        jw = jac * wt
         try:
-            d = -np.linalg.solve((jw.T @ jac).astype(np.float64), (jw.T @ res).astype(np.float64))
+            d = -np.linalg.solve(jw @ jac.T, jw @ res)
         except np.linalg.LinAlgError:
             break
         if not np.all(np.isfinite(d)):

@@ -125,10 +125,25 @@ CHUNK = 16
 first line that is not uniform (what :func:`_edged` reads), not at the frame's middle."""
 
 
+def _matching(lines: np.ndarray, lo: tuple, hi: tuple) -> np.ndarray:
+    """Per line of ``lines`` (a view of a frame's rows or columns, outermost first), how many of its pixels lie
+    within ``lo``..``hi`` in every channel. Columns are copied as the frame's row blocks they are (a transposed
+    copy is 2-3x slower) and counted down the block."""
+    import cv2
+
+    if abs(lines.strides[0]) < abs(lines.strides[1]):  # the frame's columns
+        block = lines.transpose(1, 0, 2)
+        flip = block.strides[1] < 0
+        mask = cv2.inRange(np.ascontiguousarray(block[:, ::-1] if flip else block), lo, hi)
+        counts = cv2.reduce(mask, 0, cv2.REDUCE_SUM, dtype=cv2.CV_32S).ravel() // 255
+        return counts[::-1] if flip else counts
+    mask = cv2.inRange(np.ascontiguousarray(lines), lo, hi)
+    return cv2.reduce(mask, 1, cv2.REDUCE_SUM, dtype=cv2.CV_32S).ravel() // 255
+
+
 def _shares(lines: np.ndarray, c: np.ndarray, tol: int, limit: int) -> np.ndarray:
     """The match share of the first lines (at most ``limit``), outermost first, up to two past the first line
     below :data:`LINE_FRAC`."""
-    import cv2
 
     out: list[np.ndarray] = []
     # |x − c| ≤ tol for integer x, every channel (cv2.inRange; bounds saturate to 0..255, which keeps the
@@ -140,8 +155,7 @@ def _shares(lines: np.ndarray, c: np.ndarray, tol: int, limit: int) -> np.ndarra
     i = 0
     stop = n
     while i < min(n, stop):
-        chunk = np.ascontiguousarray(lines[i:min(n, i + CHUNK)])
-        inside = np.count_nonzero(cv2.inRange(chunk, lo, hi), axis=1) / length
+        inside = _matching(lines[i:min(n, i + CHUNK)], lo, hi) / length
         out.append(inside)
         bad = np.flatnonzero(inside < LINE_FRAC)
         if len(bad) and stop == n:
