@@ -94,6 +94,15 @@ def by_difficulty(family: str, difficulty: str, difficulties: tuple[str, ...] = 
     return [] if keep else [pytest.mark.slow]
 
 
+def one_of(case: str, cases: tuple[str, ...] | list[str], salt: str) -> list:
+    """Marks of one case of a test whose cases repeat one check on different inputs: slow (``make test-all``)
+    unless it is the one case the run's seed draws (every case over runs)."""
+    import random
+
+    keep = case == random.Random(f"{run_seed()}:{salt}").choice(list(cases))
+    return [] if keep else [pytest.mark.slow]
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     mode = ("full matrix" if os.environ.get("VREASON_ADV_FULL") == "1"
             else "sampled (≤ 3 variants per family, one difficulty each)")
