@@ -125,27 +125,42 @@ def connect_scene(fam: Any, state: dict[str, Any], cfg: RenderConfig):
         dist = np.hypot(xx[y0:y1, x0:x1] - tip[0], yy[y0:y1, x0:x1] - tip[1])
         free[y0:y1, x0:x1] |= np.abs(dist - cap) <= RING_PX
 
+    tips: dict[tuple[int, int, int], tuple[tuple[int, int, int, int], np.ndarray, np.ndarray]] = {}
+
+    def tip_drawings(k: int, s: int, e: int) -> tuple[tuple[int, int, int, int], np.ndarray, np.ndarray]:
+        """The patch around the rim where colour ``k``'s line on segment ``s`` meets the dot at end ``e`` (x0, y0,
+        x1, y1), the line drawn there with each tip distance :func:`touch` tries (n × patch, int16), and those
+        distances: the same for every frame, drawn once."""
+        key = (k, s, e)
+        if key not in tips:
+            u = (ends[s, 1 - e] - ends[s, e]) / grid.cell
+            mid = ends[s, e] + u * (dot_r + cap / 2)
+            half = int(np.ceil(cap + 6))
+            x0, x1 = max(0, int(mid[0]) - half), min(w, int(mid[0]) + half + 1)
+            y0, y1 = max(0, int(mid[1]) - half), min(h, int(mid[1]) + half + 1)
+            ds = np.arange(dot_r - cap, dot_r + cap + 2.01, 0.5)
+            drawn = []
+            for d in ds:
+                img = base[y0:y1, x0:x1].copy()
+                tip = ends[s, e] + u * d - np.array([x0, y0])
+                draw.thick_line(img, tuple(tip), tuple(tip + u * 4 * half), lw, rgbs[k])
+                drawn.append(img)
+            tips[key] = ((x0, y0, x1, y1), np.stack(drawn).astype(np.int16), ds)
+        return tips[key]
+
     def touch(frame: np.ndarray, k: int, s: int, e: int) -> float:
         """Distance (px from the dot's centre) of the tip of colour ``k``'s line on segment ``s`` that meets the
         dot at end ``e``: of the tips from a cap inside the dot's rim (the line's full width meets the dot) to a
         cap and 2 px outside it (1/2 px apart), the one whose drawing matches the frame best around the rim (the
         centre-line samples cannot tell a tip touching the rim from one a pixel short: codec tint fills the gap,
-        and a video decoded at half size blurs the neck beside the rim into the line's colour)."""
-        u = (ends[s, 1 - e] - ends[s, e]) / grid.cell
-        mid = ends[s, e] + u * (dot_r + cap / 2)
-        half = int(np.ceil(cap + 6))
-        x0, x1 = max(0, int(mid[0]) - half), min(w, int(mid[0]) + half + 1)
-        y0, y1 = max(0, int(mid[1]) - half), min(h, int(mid[1]) + half + 1)
+        and a video decoded at half size blurs the neck beside the rim into the line's colour). The first of
+        equally good tips wins."""
+        (x0, y0, x1, y1), drawn, ds = tip_drawings(k, s, e)
+        if not len(ds):
+            return dot_r + cap / 2
         obs = frame[y0:y1, x0:x1, :3].astype(np.int16)
-        best, best_d = np.inf, dot_r + cap / 2
-        for d in np.arange(dot_r - cap, dot_r + cap + 2.01, 0.5):
-            img = base[y0:y1, x0:x1].copy()
-            tip = ends[s, e] + u * d - np.array([x0, y0])
-            draw.thick_line(img, tuple(tip), tuple(tip + u * 4 * half), lw, rgbs[k])
-            err = float(np.abs(img.astype(np.int16) - obs).sum())
-            if err < best:
-                best, best_d = err, float(d)
-        return best_d
+        err = np.abs(drawn - obs).reshape(len(ds), -1).sum(axis=1, dtype=np.int64)
+        return float(ds[int(np.argmin(err))])
 
     def render(cov: np.ndarray, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         img = base.copy()
