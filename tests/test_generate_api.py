@@ -22,7 +22,7 @@ from vreason.testing.fake_video_api import Behavior, FakeVideoAPI
 
 OPENAI_KEY = "sk-fake-SECRET-openai-0123456789"
 GEMINI_KEY = "AIza-fake-SECRET-gemini-987654"
-FAST = {"poll_s": 0.02, "retry_base_s": 0.01, "retry_cap_s": 0.2}
+FAST = {"poll_s": 0.02, "retry_base_s": 0.01, "retry_cap_s": 0.2, "lookup_wait_s": 0.05}
 
 
 @pytest.fixture(autouse=True)
