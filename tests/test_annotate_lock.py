@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -14,7 +15,7 @@ import time
 import httpx
 import pytest
 
-from _serve import free_port, serve
+from _serve import serve
 from test_annotate_app import synth_run
 from vreason.human.app import make_app
 from vreason.runner.guard import LOCK_NAME, RunLock, RunLockedError
@@ -64,8 +65,9 @@ def test_a_dead_shared_holders_note_does_not_block(tmp_path):
 
 
 def _start_server(run_dir: str) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "vreason.cli.main", "annotate", run_dir, "--port", str(port)],
+    """``vreason annotate`` on any free port (``--port 0``: the server binds before it prints the URL, so no other
+    process can take the port in between)."""
+    proc = subprocess.Popen([sys.executable, "-m", "vreason.cli.main", "annotate", run_dir, "--port", "0"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -77,13 +79,28 @@ def _start_server(run_dir: str) -> tuple[subprocess.Popen, str]:
     else:
         raise AssertionError("the annotate server printed no URL")
     base = url.split("/?")[0]
+    assert not base.endswith(":0"), url  # the port it bound, not the one asked for
     while time.time() < deadline:
+        assert proc.poll() is None, proc.stderr.read()
         try:
             httpx.get(base + "/", timeout=2)
             return proc, url
         except httpx.TransportError:
             time.sleep(0.1)
     raise AssertionError("the annotate server did not answer")
+
+
+def test_a_port_in_use_is_refused_before_any_url_is_printed(runs):
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen(1)
+        port = held.getsockname()[1]
+        for cmd in (["annotate", os.path.join(runs, "small")], ["view", os.path.join(runs, "small")]):
+            res = _cli(*cmd, "--port", str(port), timeout=120)
+            assert res.returncode == 2, (cmd, res.stdout, res.stderr)
+            err = " ".join(res.stderr.split())
+            assert f"cannot serve on 127.0.0.1:{port}" in err and "--port 0 picks a free port" in err, err
+            assert "token=" not in res.stdout and "Traceback" not in res.stderr
 
 
 def test_force_new_and_imports_refused_while_annotating_report_works_beside(runs, tmp_path):

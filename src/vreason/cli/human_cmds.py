@@ -15,11 +15,12 @@ USAGE = ("vreason annotate RUN_DIR [--task pairwise|rubric] [--port N] [--dimens
 
 def _serve(run_dir: str, task: str, port: int, dimensions: list[str]) -> None:
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the web extra: local_server.serve runs it)
 
         from vreason.human.app import make_app
     except ImportError as exc:
         raise MissingExtraError("vreason annotate needs the web extra: pip install 'vreason[web]'") from exc
+    from vreason.cli import local_server
     from vreason.runner.guard import RunLock
 
     # shared: `report` may run beside it; `run` (--force-new) and imports are refused while it serves
@@ -30,18 +31,19 @@ def _serve(run_dir: str, task: str, port: int, dimensions: list[str]) -> None:
         if n == 0:
             why = "needs two models with ok videos of one sample" if task == "pairwise" else "no ok videos"
             raise ConfigError(f"{run_dir}: nothing to annotate for --task {task} ({why})")
+        sock = local_server.bind(port)
         typer.echo(f"{n} {'pairs' if task == 'pairwise' else 'videos'} to annotate; open (the token is the "
                    "password):")
-        typer.echo(f"  http://127.0.0.1:{port}/?token={app.state.token}")
+        typer.echo(f"  http://{local_server.HOST}:{sock.getsockname()[1]}/?token={app.state.token}")
         typer.echo("Ctrl-C stops; every answer is already saved in the run's results.sqlite.")
-        uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+        local_server.serve(app, sock)
 
 
 def annotate(
     args: list[str] = typer.Argument(..., help="RUN_DIR, or `export RUN_DIR`, or `import RUN_DIR FILE`."),
     task: str = typer.Option("pairwise", "--task", help="pairwise (PAI-Bench's A/B study) or rubric (the "
                              "protocol's questions on one video)."),
-    port: int = typer.Option(8766, "--port", help="Port on 127.0.0.1."),
+    port: int = typer.Option(8766, "--port", help="Port on 127.0.0.1 (0: any free port, printed)."),
     dimensions: str = typer.Option("quality,physics", "--dimensions",
                                    help="Pairwise dimensions (PAI-Bench: quality, physics)."),
     out: str = typer.Option("", "--out", help="export: the .jsonl or .csv file to write."),

@@ -209,17 +209,20 @@ def _build(run_dir: str) -> None:
 
 def view(
     run_dirs: list[str] = typer.Argument(..., help="One or more run directories."),
-    port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1."),
+    port: int = typer.Option(8765, "--port", help="Port on 127.0.0.1 (0: any free port, printed)."),
 ) -> None:
     """Serve the runs' HTML reports on 127.0.0.1 with a paired comparison page (needs the `web` extra)."""
     try:
-        import uvicorn
+        import uvicorn  # noqa: F401  (the web extra: local_server.serve runs it)
     except ImportError as exc:
         raise MissingExtraError("vreason view needs the web extra: pip install 'vreason[web]'") from exc
+    from vreason.cli import local_server
+
     app = make_app(run_dirs)
-    typer.echo(f"serving {len(run_dirs)} run(s) on http://127.0.0.1:{port}/?token={app.state.token} "
-               "(open this URL; Ctrl-C stops)")
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+    sock = local_server.bind(port)
+    typer.echo(f"serving {len(run_dirs)} run(s) on http://{local_server.HOST}:{sock.getsockname()[1]}/"
+               f"?token={app.state.token} (open this URL; Ctrl-C stops)")
+    local_server.serve(app, sock)
 
 
 def register(app: typer.Typer) -> None:
