@@ -143,6 +143,27 @@ def test_a_bar_must_stay_through_the_video():
     assert scene.content_box([img, img, other]) is None
 
 
+def test_band_line_counts_match_a_plain_count_on_every_side():
+    """``scene._matching`` counts a side's columns as blocks of rows (the fast path of the band search): on random
+    frames, sizes and line ranges its counts equal a plain per-line count of the side's lines."""
+    import cv2
+
+    r = rng(500)
+    for k in range(60):
+        h, w = (int(v) for v in r.integers(5, 300, 2))
+        f = r.integers(0, 256, (h, w, 3), dtype=np.uint8)
+        if k % 2:  # a uniform border with content inside, as a letterboxed frame has
+            f[:] = r.integers(180, 256, 3)
+            f[int(r.integers(0, h)):, int(r.integers(0, w)):] = r.integers(0, 256, 3)
+        lo = tuple(float(v) for v in r.integers(0, 200, 3))
+        hi = tuple(float(v) + 55 for v in lo)
+        for side, lines in scene._sides(f).items():
+            i = int(r.integers(0, lines.shape[0]))
+            j = min(lines.shape[0], i + int(r.integers(1, 20)))
+            plain = np.count_nonzero(cv2.inRange(np.ascontiguousarray(lines[i:j]), lo, hi), axis=1)
+            assert np.array_equal(scene._matching(lines[i:j], lo, hi), plain), (side, h, w, i, j)
+
+
 def test_letterbox_on_a_real_photo(opencv_samples):
     import cv2
 

@@ -144,7 +144,6 @@ def _matching(lines: np.ndarray, lo: tuple, hi: tuple) -> np.ndarray:
 def _shares(lines: np.ndarray, c: np.ndarray, tol: int, limit: int) -> np.ndarray:
     """The match share of the first lines (at most ``limit``), outermost first, up to two past the first line
     below :data:`LINE_FRAC`."""
-
     out: list[np.ndarray] = []
     # |x − c| ≤ tol for integer x, every channel (cv2.inRange; bounds saturate to 0..255, which keeps the
     # test exact: c is a median of uint8 values, so lo ≤ 225 and hi ≥ 10)
