@@ -127,6 +127,9 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
                         "under the residual's 24-px size limit",
     ("numseq", "mark"): "issue 24: a 16×6 light-blue stroke at opacity 0.3 (the residual's floor) beside the '?' card "
                         "was explained (seed 991030)",
+    ("symmetry", "mark"): "issue 24: an 11×6 dot of (177, 170, 148) at opacity 0.84 on the white page changes 12 "
+                          "pixels by more than 20 levels (a 15-px blob against the residual's 24-px size limit): "
+                          "explained (VREASON_ADV_SEED=729269856, make test of 2026-11-28; the same at 07fb3ee)",
     ("maze", "mark"): "issue 24: a 7×4 dot (28 px) at opacity 0.8 was explained (VREASON_ADV_SEED=461080297, "
                       "fresh-clone make test): a blob that small is at the residual's 24-px size limit",
     ("oddoneout", "mark"): "issue 24: a 7×4 dot (28 px) at opacity 0.75 left a 24-px blob after the codec, the "
