@@ -127,6 +127,10 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
                         "under the residual's 24-px size limit",
     ("numseq", "mark"): "issue 24: a 16×6 light-blue stroke at opacity 0.3 (the residual's floor) beside the '?' card "
                         "was explained (seed 991030)",
+    ("counting", "drop_object"): "issue 24: a resting pile coin dropped for one frame (frame 10 of 64; 8, 7, 8 coins "
+                                 "parsed) was explained: the vanish rule finds each coin of the last full frame "
+                                 "within HIDDEN_R = 1.5 radii of a coin of this one, and an overlapping pile "
+                                 "neighbour lay 1.23 radii away (VREASON_ADV_SEED=416650125; the same at 07fb3ee)",
     ("symmetry", "mark"): "issue 24: an 11×6 dot of (177, 170, 148) at opacity 0.84 on the white page changes 12 "
                           "pixels by more than 20 levels (a 15-px blob against the residual's 24-px size limit): "
                           "explained (VREASON_ADV_SEED=729269856, make test of 2026-11-28; the same at 07fb3ee)",
