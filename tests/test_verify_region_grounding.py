@@ -140,3 +140,31 @@ def test_counting_family_metric_is_the_grounding_check(difficulty):
     assert fn([inst.final_frame], np.zeros(1), None, p, CheckEnv()).passed is True
     r = fn([inst.first_frame], np.zeros(1), None, p, CheckEnv())
     assert r.passed is False and r.details["n_found"] == 0
+
+
+def test_a_pillarbox_of_the_objects_colour_is_cut_with_its_blended_edge(tmp_path):
+    """A pillarbox of the counted objects' own colour, through H.264 (4:2:0) and the suite's decode at the render's
+    640-px side (its edge at a fractional pixel), adds no object: the picture's lines next to a bar are cut with it
+    (colour.EDGE_PX). Seen: a 110-px blue bar's two blended columns made a 2×268 blob, a ninth coin (counting, case
+    seed 151216437); bars of other widths drawn by the run's seed."""
+    import cv2
+
+    from conftest import run_seed
+    from vreason.frames import decode_pass
+    from vreason.frames.write import write_video
+    from vreason.verify.colour import content, find
+
+    seed = run_seed()
+    rng = np.random.default_rng(seed)
+    blue = (41, 115, 247)
+    for bar in [110, *rng.integers(90, 130, size=3).tolist()]:
+        big = np.full((360, 640 + 2 * bar, 3), blue, np.uint8)
+        big[:, bar:bar + 640] = 255
+        for _ in range(5):  # coins well inside the picture
+            x, y = int(rng.integers(bar + 40, bar + 600)), int(rng.integers(40, 320))
+            cv2.circle(big, (x, y), 13, blue, -1)
+        expected = len(find(big[:, bar:bar + 640], named_spec("blue")))
+        path = str(tmp_path / f"v{bar}.mp4")
+        write_video(path, [big] * 3, 24)
+        (pic,) = content(decode_pass(path, None, max_side=640, mode="strict").frames[-1:])
+        assert pic.shape[1] < 640 and len(find(pic, named_spec("blue"))) == expected, (bar, seed)
