@@ -93,7 +93,6 @@ FAMILIES: dict[str, Fam] = {
 }
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
-    ("sequence", "drop_object"): "issue 24: a card dropped for one frame was explained (seed 58419, window [52, 1])",
     ("sequence", "clone"): "issue 24: a 12×3-px clone was explained (seed 58419)",
     ("connect", "mark"): "issue 24: an 18×15 box at 0.42 opacity was explained (seed 121707)",
     ("arithmetic", "drop_object"): "issue 24: the object dropped can be an answer digit being written, inside the "
@@ -279,6 +278,32 @@ def test_sequence_another_card_changing_state_is_not_a_legal_state(instance):
     changed = {**st, "cells": [spec if k == j else c for k, c in enumerate(st["cells"])]}
     ex = _explain("sequence", inst, [inst.first_frame] * 4 + [render_row(changed, CFG, st["answer"])] * 4)
     assert not ex.ok and "not a legal state" in ex.reason, ex.reason
+
+
+@pytest.mark.parametrize("what", ["blink_after_the_fade", "blink_mid_fade", "distractor_swapped_in"])
+def test_sequence_the_blank_cards_element_fades_in_and_stays(what, instance):
+    """An element shown on the blank card stays: its opacity never falls back by more than FADE_BACK, nor does
+    another element take its place (the answer dropped for one frame was a legal state of each frame alone: seed
+    58419's drop_object, window [52, 1])."""
+    from vreason.synth.families.sequence.family import render_row
+
+    inst = instance("sequence", "medium")
+    st = inst.state
+    frames = [np.array(f) for f in inst.solution]
+    n = len(frames)
+    if what == "blink_after_the_fade":
+        k = n - 10
+        frames[k] = np.array(inst.first_frame)
+    elif what == "blink_mid_fade":
+        k = next(i for i in range(n) if np.abs(frames[i].astype(int) - frames[0]).max() > 0)
+        k = min(n - 1, k + (n - k) // 3)
+        frames[k] = np.array(inst.first_frame)
+    else:
+        k = n - 6
+        frames[k:] = [render_row(st, CFG, st["distractors"][0])] * (n - k)
+    ex = _explain("sequence", inst, frames)
+    assert not ex.ok and ex.unexplained[0].index == k, (what, ex.reason)
+    assert ("went back to distractor" if what == "distractor_swapped_in" else "faded back") in ex.reason, ex.reason
 
 
 # -- counting: coins parsed (one blob of overlapping coins split), conserved, re-rendered -------------------------

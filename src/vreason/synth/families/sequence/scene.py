@@ -36,6 +36,11 @@ ALPHA_SPREAD = 0.12
 """How far the opacity may vary across the blank card around its parsed value (per pixel, along the element's
 own colour only): a codec updates a fade's blocks at slightly different frames (an H.264 re-encode at half size
 left a 3-px stripe 0.05–0.07 behind the rest)."""
+FADE_BACK = 0.3
+"""How far the blank card's element may fade back from the highest opacity it showed (the codec's spread of a
+fade across the card is ≤ 0.07, :data:`ALPHA_SPREAD`); a blink of the element or an element swapped in for it
+is not a legal state (issue 24: the answer dropped for one frame at window [52, 1] of seed 58419 was
+explained)."""
 CONTRAST_MIN = 30.0
 """Pixels where the element differs from the empty card by less than this (RGB distance) keep the card's
 opacity (their own is not measurable)."""
@@ -226,6 +231,25 @@ def render_parse(pre: Prepared, p: FrameParse, cache: dict[tuple[str, int], np.n
     return got
 
 
+def _faded_back(shown: dict[str, Any], p: FrameParse) -> str | None:
+    """Why the blank card's element went back (None: it did not). An element fades in and stays: once shown
+    above :data:`FADE_BACK`, its opacity may not fall by more than that, nor may another element (or the bare
+    card) take its place — a blink of the answer, a wrong element swapped in. Below that the card may still
+    change its mind (a faint start reads as any element). ``shown`` keeps the element and its peak."""
+    level = p.alpha if p.fill != "empty" else 0.0
+    peak = float(shown["peak"])
+    if peak > FADE_BACK:
+        now = level if p.fill in (shown["fill"], "empty") else 0.0
+        if peak - now > FADE_BACK:
+            was = f"{shown['fill']} at {peak:.2f}"
+            return (f"the blank card's {was} went back to {p.fill}" if p.fill not in (shown["fill"], "empty")
+                    else f"the blank card's {was} faded back to {level:.2f}")
+    if p.fill != "empty" and (p.fill == shown["fill"] or peak <= FADE_BACK):
+        shown["peak"] = max(peak, level) if p.fill == shown["fill"] else level
+        shown["fill"] = p.fill
+    return None
+
+
 def make_scene(state: dict[str, Any], cfg: RenderConfig, records: dict[int, FrameParse] | None = None,
                ratio_max: float = 1.0) -> Any:
     """The family's :class:`vreason.verify.explain.Scene`; each frame's parse is stored in ``records``."""
@@ -235,6 +259,8 @@ def make_scene(state: dict[str, Any], cfg: RenderConfig, records: dict[int, Fram
     cache: dict[tuple[str, int], np.ndarray] = {}
     rec = {} if records is None else records
 
+    shown = {"fill": "empty", "peak": 0.0}  # the element the blank card has shown and its highest opacity
+
     def expect(i: int, frame: np.ndarray) -> tuple[np.ndarray, None] | str:
         p = parse_frame(pre, frame)
         p.frame = frame
@@ -242,8 +268,9 @@ def make_scene(state: dict[str, Any], cfg: RenderConfig, records: dict[int, Fram
             rec[j].frame = None
         rec[i] = p
         bad = p.wrong(ratio_max)
-        if bad:
-            return "not a legal state: " + "; ".join(bad)
+        back = _faded_back(shown, p)
+        if bad or back:
+            return "not a legal state: " + "; ".join(bad + ([back] if back else []))
         return render_parse(pre, p, cache), None
 
     final = render_parse(pre, FrameParse("answer", 1.0, 0.0, [], [], []), cache)
