@@ -64,10 +64,7 @@ FAMILIES: dict[str, Fam] = {
     "gravity": Fam(("easy",), "easy", {"P1": ("mark", "clone", "ghost")}, min_mark_opacity=0.5),
     "match3": Fam(("medium",), "easy",
                   {"P1": ("mark", "ghost", "clone"), "P2": ("drop_object", "blank_frame", "jump")},
-                  slow_only={"clone": "43 s CPU alone (seed 7): a third of all the old tests together",
-                             "jump": "a known gap (issue 24): every frame of a jump is a legal state and the scene "
-                                     "does not yet require a cleared line to stay cleared (explained on seed "
-                                     "853593976: window [12, 4] from elsewhere)"}),
+                  slow_only={"clone": "43 s CPU alone (seed 7): a third of all the old tests together"}),
     "maze": Fam(("easy", "hard"), "easy",
                 {"P1": ("mark", "ghost"), "P2": ("drop_object", "blank_frame")}),
     "oddoneout": Fam(("medium",), "medium",

@@ -190,6 +190,11 @@ def jump(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -> Mad
         repl = [frames[-1] if how == "final" else frames[0]] * length
     if not ops.differs(repl, frames[s:s + length]):
         raise NotApplicable("the replaced frames look the same")
+    if not ops.differs(repl[:1], frames[s - 1:s]) or not ops.differs(repl[-1:], frames[s + length:s + length + 1]):
+        # the jump's state is the one before it (a pause, then a skip ahead) or the one after it (a skip ahead,
+        # then a pause): no jump there and back. Only where the state holds still for a while (match3 between two
+        # clears: frames 12-13 jumped to frame 14's state, which frames 14-15 showed anyway, seed 853593976)
+        raise NotApplicable("a skip ahead, not a jump there and back")
     out = frames[:s] + list(repl) + frames[s + length:]
     return Made(Clip(out, _fps(cfg)), {"window": [s, length], "from": how})
 
