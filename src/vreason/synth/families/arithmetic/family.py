@@ -104,13 +104,15 @@ class Arithmetic(TaskFamily):
         return self.solve(inst.state, cfg, cfg.n_frames, str(abs(v) if v else 1))
 
     def scene(self, state: dict[str, Any], cfg: RenderConfig):
-        """Every frame is the question; only the answer's place right of "=" may change: the box of the
-        answer's ink as the suite writes it, grown by a quarter of the text height (other handwriting)."""
-        from vreason.verify.explain import Scene, box_mask, changed_box
+        """Every frame is the question; only the answer's place right of "=" may change, and what is written there
+        stays (:mod:`vreason.verify.written`): the box of the answer's ink as the suite writes it, grown by a
+        quarter of the text height (other handwriting)."""
+        from vreason.verify.explain import box_mask, changed_box
+        from vreason.verify.written import written_scene
 
         start, final = render(state, cfg), render(state, cfg, state["answer"])
         free = box_mask((cfg.height, cfg.width), [changed_box(start, final)], pad=state["size"] / 4)
-        return Scene(start, lambda i, frame: (start, free), final=final)
+        return written_scene(start, free, final)
 
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         def lhs_kept(frame, res) -> tuple[dict[str, bool], dict[str, Any]]:

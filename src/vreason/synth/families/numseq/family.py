@@ -124,13 +124,14 @@ class Numseq(TaskFamily):
 
     def scene(self, state: dict[str, Any], cfg: RenderConfig):
         """Every frame is the row of cards; only the inside of the "?" cards may change (the number written
-        there, in any honest style)."""
-        from vreason.verify.explain import Scene, box_mask
+        there, in any honest style, stays: :mod:`vreason.verify.written`)."""
+        from vreason.verify.explain import box_mask
+        from vreason.verify.written import written_scene
 
         free = box_mask((cfg.height, cfg.width), [cell_rect(state, i) for i in state["missing"]], pad=-3)
         start = render(state, cfg)
         answers = {i: str(state["values"][i]) for i in state["missing"]}
-        return Scene(start, lambda i, frame: (start, free), final=render(state, cfg, answers))
+        return written_scene(start, free, render(state, cfg, answers))
 
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         return tt.verify_by_check(frames, state, cfg, times, family=self)

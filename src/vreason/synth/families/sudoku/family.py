@@ -161,14 +161,15 @@ class Sudoku(TaskFamily):
 
     def scene(self, state: dict[str, Any], cfg: RenderConfig):
         """Every frame is the printed grid; only the inside of the blank cells may change (the digits written
-        there, in any honest style)."""
-        from vreason.verify.explain import Scene, box_mask
+        there, in any honest style, stays: :mod:`vreason.verify.written`)."""
+        from vreason.verify.explain import box_mask
+        from vreason.verify.written import written_scene
 
         n = state["n"]
         blanks = [cell_rect(state, r, c) for r in range(n) for c in range(n) if not state["puzzle"][r][c]]
         free = box_mask((cfg.height, cfg.width), blanks)
         start = render(state, cfg, state["puzzle"])
-        return Scene(start, lambda i, frame: (start, free), final=render(state, cfg, state["solution"]))
+        return written_scene(start, free, render(state, cfg, state["solution"]))
 
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
         return tt.verify_by_check(frames, state, cfg, times, family=self)
