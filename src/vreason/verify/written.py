@@ -2,15 +2,17 @@
 into free regions (an arithmetic result, a sudoku's blank cells, a number sequence's "?" cards).
 
 Anything may be written there, in any honest style (:func:`vreason.verify.explain.explain_video`'s free pixels),
-but what was written does not come and go: a pixel of a free region that changed from the start image (ink
-written, or the printed "?" wiped) by more than :data:`CHANGED` levels is *written* once it did so in two frames
-in a row or as part of a connected change of over :data:`~vreason.verify.residual.MAX_BLOB` px (a digit that
-appears for one frame; a codec's speck is smaller); a later frame where a connected patch of over that many
+but what was written does not come and go: a pixel of a free region that left the range of the start image around
+it (within :data:`SHIFT_PX`) by more than :data:`CHANGED` levels — ink written where the start image is plain — is
+*written* once it did so in two frames in a row or as part of a connected change of over
+:data:`~vreason.verify.residual.MAX_BLOB` px (a digit that appears for one frame; a codec's speck is smaller); a
+later frame where a connected patch of over that many
 written pixels is back within :data:`RETURNED` levels of the start image lost part of the answer — a digit
 dropped for a frame, an answer shown and taken back — unless some changed pixel lies within :data:`SHIFT_PX` of
 it (a shaking camera moves the strokes). The two levels are apart (hysteresis), so a fade or a codec's flicker
-around one level does not count. The suite's honest videos write and never pass anything over the
-answer; a hand or a pen crossing it (real footage) would read as written and then gone.
+around one level does not count. Not tracked: the start image's own ink and its 3-px surround (a printed "?"
+wiped and drawn back). The suite's honest videos write and never pass anything over the answer; a hand or a pen
+crossing it (real footage) would read as written and then gone.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from vreason.verify.residual import MAX_BLOB
 
 CHANGED = 80
 """A pixel that differs from the start image by more than this on some channel (after the frame's exposure was
-undone) is changed: written ink is ≥ 150 levels from the page, a printed "?" as far."""
+undone) is changed: written ink is ≥ 150 levels from the page."""
 RETURNED = 35
 """A written pixel this close to the start image again (every channel) was unwritten: the residual's own
 per-pixel tolerance is 20–40 levels after a codec."""
@@ -47,7 +49,6 @@ class WrittenKept:
             self.box = (0, 0, 1, 1)
         x0, y0, x1, y1 = self.box
         pad = SHIFT_PX
-        h, w = free.shape[:2]
         big = np.ascontiguousarray(start[max(0, y0 - pad):y1 + pad, max(0, x0 - pad):x1 + pad, :3])
         k = np.ones((2 * SHIFT_PX + 1,) * 2, np.uint8)
         oy, ox = y0 - max(0, y0 - pad), x0 - max(0, x0 - pad)
