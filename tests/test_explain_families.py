@@ -411,3 +411,15 @@ def test_counting_a_moving_coin_hides_only_under_a_coin_on_its_way(hidden, insta
         assert ex.ok, ex.reason
     else:
         assert not ex.ok and f"hidden in frame {k}" in ex.reason, ex.reason
+
+
+def test_counting_a_slow_zoom_through_h264_is_one_camera(tmp_path):
+    """A 4.5% zoom of a hard counting oracle, written with H.264 and scored as the suite scores (case seed
+    585283613): the last frame's camera is found by the full search against the final picture (Scene.end_search),
+    so the interpolated camera explains the frames; before, every frame from 4 on was re-aligned alone and frames
+    50 and 54–63 could not be (an honest video failed)."""
+    from vreason.synth.adversary_principles import run_case
+
+    out = run_case(Case("P5", "counting", "zoom", True, "hard", 3, SUITE_SEED, 585283613), str(tmp_path))
+    assert out is not None and out.params["zoom"] == 0.045
+    assert out.ok and out.passed, out.reason
