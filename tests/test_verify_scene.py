@@ -396,9 +396,12 @@ def _text_page(r: np.random.Generator) -> tuple[np.ndarray, np.ndarray, tuple[in
     k = int(r.integers(1, len(text) - 1))  # a glyph inside the line (its neighbours stay)
     left = x0 + cv2.getTextSize(text[:k], font, scale, thick)[0][0]
     right = x0 + cv2.getTextSize(text[:k + 1], font, scale, thick)[0][0]
+    before, upto = page.copy(), page.copy()  # the line up to the glyph, without and with it
+    cv2.putText(before, text[:k], (x0, y0), font, scale, colour, thick, cv2.LINE_AA)
+    cv2.putText(upto, text[:k + 1], (x0, y0), font, scale, colour, thick, cv2.LINE_AA)
+    own = (upto != before).any(axis=2) & ~(full != upto).any(axis=2)  # its ink, where no later glyph's lies
     gone = full.copy()
-    gone[y0 - 40:y0 + 12, left:right] = page[y0 - 40:y0 + 12, left:right]  # the glyph painted out
-    gone[y0 - 40:y0 + 12, left - 1:left + 1] = full[y0 - 40:y0 + 12, left - 1:left + 1]  # neighbours' edges kept
+    gone[own] = before[own]  # the glyph not drawn: all of it, and nothing of its neighbours
     return full, gone, (left, y0 - 40, right, y0 + 12)
 
 
