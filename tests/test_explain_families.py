@@ -106,6 +106,10 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
                          "copy of an 11×24 given digit, offset [65, -11], from frame 52: explained, and the whole "
                          "verdict passed, OCR reading the answer beside it; VREASON_ADV_SEED=625431). The card's free "
                          "pixels need a colour model (start pixel, page, answer ink, their blends) like choice's ring",
+    ("arithmetic", "drop_object"): "issue 24: the answer dropped while it fades in — 22 levels off the page in the "
+                                   "frame before the window (frames 22-24, VREASON_ADV_SEED=759482469), under the "
+                                   "80 levels verify.written needs to call ink written: explained (the same at "
+                                   "4f473c5, before the twelfth session)",
     ("choice", "drop_object"): "issue 24: a thin title character dropped for 3 frames lies within the residual's 1-px "
                                "edge range (explained, seed 90417)",
     ("choice", "ghost"): "issue 24: a ghost landing on an option's outline is in the free ring (explained, seed 90417)",

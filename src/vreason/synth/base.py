@@ -108,7 +108,8 @@ class TaskFamily(ABC):
         from vreason.verify.explain import explain_scene
 
         sc = self.scene(state, cfg)
-        return None if sc is None else explain_scene(frames, times, sc)
+        scale = getattr(self, "decode_scale", None) or 1.0
+        return None if sc is None else explain_scene(frames, times, sc, decode_scale=scale)
 
     def shortest_oracle(self, inst: TaskInstance, cfg: RenderConfig) -> int:
         """A count of the oracle's first frames that its shorter prefixes all fail by: by default all of them

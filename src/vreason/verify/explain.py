@@ -53,6 +53,7 @@ from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers im
     box_mask,
     changed_box,
     clipped_channels,
+    codec_ring,
     unchanged,
 )
 from vreason.verify.residual import MAX_BLOB, residual
@@ -187,7 +188,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                   expect: Expect, *, start_free: np.ndarray | None = None, final: np.ndarray | None = None,
                   max_blob: int = MAX_BLOB, photometric: bool = True, stop_after: int | None = 3,
                   temporal: bool = True, border: int = BORDER_PX, end_search: bool = False,
-                  track_camera: bool = True, trail: int = 0) -> Explanation:
+                  track_camera: bool = True, trail: int = 0, decode_scale: float = 1.0) -> Explanation:
     """Check every frame of a video (RGB uint8 frames at ``start``'s size, letterbox already cropped) against
     the task's ``start`` image and the family's re-rendering (see the module). ``start_free``: pixels of the
     start image the first frame may differ in (default none). ``final``: the expected final picture, used to
@@ -205,7 +206,9 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     clone on the floor), and the re-alignment missed 2-px shakes (seed 716559779).
     ``trail``: where the expected picture changed within this many frames before, a frame is judged by the
     residuals' per-pixel tolerances alone (a low-bitrate codec's motion trail,
-    :func:`vreason.verify.frame_check._trail`); 0: never."""
+    :func:`vreason.verify.frame_check._trail`); 0: never. ``decode_scale``: the share of the render size the
+    frames were decoded at before they were enlarged to it (a family's ``decode_scale``): a first frame softer
+    than that was coded smaller, and the temporal residual's codec ring grows with it (:func:`codec_ring`)."""
     from vreason.verify.hue import hue_undone
 
     h, w = start.shape[:2]
@@ -280,7 +283,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         end_rel = IDENT  # a camera that moved less than this is still (an edge's 1-px range absorbs it)
     end_warp = compose(a0.warp, end_rel) if end_rel is not None else a0.warp
     span = float(t[-1] - t[0]) or 1.0
-    ref0 = _Ref0(start, first_fixed, a0.valid if a0.valid is not None else np.ones((h, w), bool)) if temporal else None
+    ref0 = _Ref0(start, first_fixed, a0.valid if a0.valid is not None else np.ones((h, w), bool),
+                 ring=codec_ring(soft / decode_scale)) if temporal else None
     out = Explanation(True, "", {**a0.as_json(), "softness": soft})
     ref_blocks: np.ndarray | None = None  # per 4×4 block, the mean of the picture as last explained
     ref_warp: np.ndarray | None = None
@@ -312,7 +316,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             # the temporal residual's reference is the first frame corrected as the later frames are (gain
             # fitted against the expected rendering): the start check's own correction differs at clipped edges
             ref0 = _Ref0(ref0.start, held[0] if held and region is None else ref0.frame, ref0.valid,
-                         clipped_channels(geo))
+                         clipped_channels(geo), ref0.ring)
         out.full_checks += 1
         if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the

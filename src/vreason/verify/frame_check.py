@@ -142,6 +142,19 @@ class _Ref0:
     clipped: np.ndarray | None = None
     """Per channel, where the first frame as decoded (aligned, uncorrected) is within :data:`CLIP_NOISE` of a clip
     (:func:`clipped_channels`; None: nowhere)."""
+    ring: int = CODEC_RING
+    """:data:`CODEC_RING` in this video's pixels (:func:`codec_ring`)."""
+
+
+def codec_ring(coded: float) -> int:
+    """:data:`CODEC_RING` for a video coded at ``coded`` of the render size and enlarged back to it: a codec's
+    blocks and their ringing are that much larger on the render's grid (never smaller). Sliding's honest
+    half-size video (H.264 at 320×180, enlarged 2×): a block beside a gliding tile carried 34 px of its colour
+    (up to 25 levels) 11 px from the tile's edge, past the 8-px ring (VREASON_ADV_SEED=853426842, hard). The
+    explainer passes the first frame's softness over the family's decode scale: at least the coded share (a
+    frame decoded at half size is that soft whatever it was coded at), so the ring is never wider than the
+    codec's."""
+    return int(np.ceil(CODEC_RING / max(min(coded, 1.0), 0.25)))
 
 
 def clipped_channels(raw: np.ndarray) -> np.ndarray | None:
@@ -170,16 +183,16 @@ def _trail(expected: np.ndarray, recent: Sequence[np.ndarray]) -> np.ndarray | N
     return cv2.dilate(moved.astype(np.uint8), k) > 0
 
 
-def _static(expected: np.ndarray, start: np.ndarray, free: np.ndarray | None) -> np.ndarray:
+def _static(expected: np.ndarray, start: np.ndarray, free: np.ndarray | None, ring: int = CODEC_RING) -> np.ndarray:
     """Pixels anything may occupy for the temporal residual: free ones, those where the expected picture
-    differs from the start, grown by :data:`CODEC_RING`, and those beside a strong edge (:func:`_edge_band`)
-    — there the rendering residual alone judges."""
+    differs from the start, grown by ``ring`` (:func:`codec_ring`), and those beside a strong edge
+    (:func:`_edge_band`) — there the rendering residual alone judges."""
     import cv2
 
     changed = chan_max(cv2.absdiff(expected, start)) > 0 if expected is not start else np.zeros(
         start.shape[:2], bool)
     if changed.any():
-        k = np.ones((2 * CODEC_RING + 1, 2 * CODEC_RING + 1), np.uint8)
+        k = np.ones((2 * ring + 1, 2 * ring + 1), np.uint8)
         changed = cv2.dilate(changed.astype(np.uint8), k) > 0
     changed |= _edge_band(expected)
     return changed if free is None else (changed | free)
@@ -294,7 +307,7 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r), per_pixel=_crop(trail, r))
     ok = res.explained(max_blob)
     if ok and ref0 is not None:
-        static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r))
+        static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r), ref0.ring)
         ref = _crop(ref0.frame, r)
         if raw is not None and ref0.clipped is not None:
             both = _crop(ref0.clipped, r) & ((raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE))
