@@ -95,6 +95,13 @@ True)``), which is kept when it leaves less residual there. A letterbox crop dec
 otherwise than in x (connect, 9:16 at 320 px: 1.8%); one zoom explained frame 0 (1.0182, 6 px off in x at the
 board's edges, absorbed by the 0.35 softening) and left the lines near the board's edge 1–2 px off later
 (50–132-px blobs, seed 11 easy). Costs one more search where the quick identity test failed."""
+SOFT_EDGE = 16
+"""Which softening the first frame is: of those that explain it, the nearest (least mean difference) over the
+pixels the softenings change (where the sharpest and the softest differ by more than this). The least excess
+was the rule before: a frame decoded small and enlarged back lies inside a sharp rendering's 1-px edge range as
+well as inside its own softening's, and the sharp one, tried first, was taken. Connect decodes at half size:
+with a +15% exposure undone, a line's edge blurred 2 px by the decode was 60 levels off the sharp rendering
+(1×39-px blobs; 9 of 18 honest bright15 videos, twelfth session)."""
 STILL_PX = 0.75
 """A camera whose last frame moved less than this (px at the corners) against the first is taken as still."""
 
@@ -179,6 +186,15 @@ def _softened(expect: Expect, s: float) -> Expect:
     return wrapped
 
 
+def _mean_diff(frame: np.ndarray, ref: np.ndarray, mask: np.ndarray) -> float:
+    """Mean absolute difference (levels, every channel) of ``frame`` and ``ref`` over ``mask``: which softening
+    of the rendering a first frame is (:data:`SOFT_EDGE`)."""
+    import cv2
+
+    d = cv2.absdiff(np.ascontiguousarray(frame[..., :3]), np.ascontiguousarray(ref[..., :3]))
+    return float(d[mask].mean()) if mask.any() else 0.0
+
+
 def _excess(res) -> float:  # noqa: ANN001
     """A residual's total excess over its tolerance (how much of the picture it leaves unexplained)."""
     return float(res.excess.sum(dtype=np.int64))
@@ -209,7 +225,10 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     :func:`vreason.verify.frame_check._trail`); 0: never. ``decode_scale``: the share of the render size the
     frames were decoded at before they were enlarged to it (a family's ``decode_scale``): a first frame softer
     than that was coded smaller, and the temporal residual's codec ring grows with it (:func:`codec_ring`)."""
+    import cv2
+
     from vreason.verify.hue import hue_undone
+    from vreason.verify.residual import chan_max
 
     h, w = start.shape[:2]
     n = len(frames)
@@ -222,6 +241,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     soft = 1.0
     first_fixed = frames[0]
     softened = {sc: _soften(start, sc) for sc in SOFT_SCALES}
+    edges = chan_max(cv2.absdiff(softened[SOFT_SCALES[0]], softened[SOFT_SCALES[-1]])) > SOFT_EDGE
 
     def first_residual(a, refit: bool = False):  # noqa: ANN001, ANN202
         nonlocal soft, first_fixed
@@ -234,10 +254,10 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 gain = gain_offset(raw, ref, a.valid)
             fixed = _declip(raw, a.aligned if gain[0] is a.gain else undo_gain(raw, *gain), ref, *gain)
             res = residual(fixed, ref, start_free, valid=a.valid & inner)
-            got.append((not res.explained(max_blob), _excess(res), sc, res, fixed, gain))
-            if got[-1][:2] == (False, 0.0):  # explained with no excess at all: no other scale can be chosen
-                break
-        _, _, soft, best, first_fixed, (a.gain, a.offset) = min(got, key=lambda g: g[:2])  # the camera's evidence
+            got.append((not res.explained(max_blob), _excess(res), _mean_diff(fixed, ref, a.valid & inner & edges),
+                        sc, res, fixed, gain))
+        # explained, then the nearest picture where the softenings differ (see SOFT_EDGE), then the least excess
+        _, _, _, soft, best, first_fixed, (a.gain, a.offset) = min(got, key=lambda g: (g[0], g[2], g[1]))
         return best
 
     a0 = align(frames[0], start, quick=True)

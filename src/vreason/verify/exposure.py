@@ -6,6 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
+CLIP_MARGIN = 3
+"""A reference level whose median in the frame lies within this many levels of 0 or 255 is clipped there: a codec
+pulls a clipped flat area a little inside the range (H.264 at the suite's quality: a board brightened by 15% showed
+its white at 252–253). Counted as a level, that white (255 → 253, most of connect's board) pulled the fit to a gain
+of 0.94–0.96, and the dots' colours, brightened by 1.14, were 424–792 px unexplained: 14 of 18 honest bright15
+videos failed their first frame (twelfth session; 2 levels until then)."""
+
 
 def flat_mask(ref: np.ndarray, level: int = 8) -> np.ndarray:
     """Pixels of ``ref`` with no edge within 1 px (every channel's 3×3 range ≤ ``level``): where a frame aligned
@@ -54,9 +61,9 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     """y ≈ a·x + b (integer levels 0..255), fitted on the median observation of each reference level.
 
     Levels are binned by 4; a level counts when it holds ≥ 20 observations and ≥ 0.2% of them and its median
-    is not clipped at 0–1 or 254–255 (weight √count): what a frame changed is a minority of its level and
-    drops out. Two levels ≥ 40 apart give gain and offset; a scene of one usable level (a light page with thin
-    text) gives the offset alone (gain 1); an implausible fit (gain outside 0.6..1.6, offset beyond ±60)
+    is not clipped (within :data:`CLIP_MARGIN` of 0 or 255; weight √count): what a frame changed is a minority of
+    its level and drops out. Two levels ≥ 40 apart give gain and offset; a scene of one usable level (a light page
+    with thin text) gives the offset alone (gain 1); an implausible fit (gain outside 0.6..1.6, offset beyond ±60)
     falls back to the offset alone. None when no level is usable. Medians come from per-bin histograms
     (linear time)."""
     x, y = x.astype(np.int64), y.astype(np.int64)
@@ -71,10 +78,11 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     hx = np.bincount(bins * 4 + (x % 4), minlength=256).reshape(64, 4)[big]
     py = _median_rows(hy, np.arange(256))
     px = big * 4 + _median_rows(hx, np.arange(4))
-    unclipped = (py > 1) & (py < 254)  # a level whose median clips says only "at least"/"at most"
+    hi, lo = py >= 255 - CLIP_MARGIN, py <= CLIP_MARGIN  # a level whose median clips says only "at least"/"at most"
+    unclipped = ~hi & ~lo
     if not unclipped.any():
         return None
-    hi_x, lo_x = px[py >= 254], px[py <= 1]
+    hi_x, lo_x = px[hi], px[lo]
     big, py, px = big[unclipped], py[unclipped], px[unclipped]
     wts = np.sqrt(counts[big].astype(np.float64))
     if len(big) >= 2 and float(px.max() - px.min()) >= 40:
