@@ -115,7 +115,8 @@ def test_a_half_size_video_s_codec_blocks_are_twice_as_large(tmp_path):
     assert score.passed, score.evidence.details if score.evidence else score.reason
 
 
-@pytest.mark.parametrize("difficulty,seed", [("hard", 163505683), ("medium", 846447971)])
+@pytest.mark.parametrize("difficulty,seed", [("hard", 163505683),
+                                             pytest.param("medium", 846447971, marks=pytest.mark.slow)])
 def test_a_shaken_connect_video_keeps_its_lines(tmp_path, difficulty, seed):
     """Connect's "a line never vanishes" rule remembers the samples a line covered and fails a frame that misses more
     than 0.35 cell of them. Each frame shaken by its own 2-px move (honest), the samples at the edge of a line's width
