@@ -52,14 +52,17 @@ def write(img: np.ndarray, alpha: np.ndarray, centre: tuple[float, float], heigh
 
 def write_number(img: np.ndarray, digits: Digits, number: str, rng: np.random.Generator, x: float,
                  mid_y: float, height: int, ink: tuple[int, int, int],
-                 align: str = "left") -> tuple[int, int, int, int]:
+                 align: str = "left", max_width: float | None = None) -> tuple[int, int, int, int]:
     """A number in handwriting: one real sample per digit, each of ``height`` ± 10% px, a little apart and
     off the line, starting at ``x`` (``align="left"``) or centred on it (``"centre"``); returns the box
-    around all of it."""
+    around all of it. With ``max_width`` the writer fits the space it has (a cell): the whole number is
+    drawn smaller when it would be wider."""
     glyphs = [digits.glyph(int(ch), rng) for ch in number]
-    hs = [int(round(height * rng.uniform(0.9, 1.1))) for _ in glyphs]
+    hs = [height * rng.uniform(0.9, 1.1) for _ in glyphs]
     ws = [g.shape[1] * h / g.shape[0] for g, h in zip(glyphs, hs, strict=True)]
     gaps = [rng.uniform(0.12, 0.3) * height for _ in glyphs[1:]] + [0.0]
+    fit = 1.0 if max_width is None else min(1.0, max_width / (sum(ws) + sum(gaps)))
+    hs, ws, gaps = [int(round(h * fit)) for h in hs], [w * fit for w in ws], [g * fit for g in gaps]
     if align == "centre":
         x -= (sum(ws) + sum(gaps)) / 2
     box = [10 ** 9, 10 ** 9, 0, 0]
