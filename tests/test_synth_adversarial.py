@@ -139,3 +139,26 @@ def test_a_brightened_connect_video_is_explained(tmp_path, seed):
     (v,) = [x for x in VARIANTS["connect"] if x.name == "bright15"]
     score = run_variant(v, "hard", 0, seed, str(tmp_path))
     assert score.passed, score.evidence.details if score.evidence else score.reason
+
+
+def test_a_match3_tile_smaller_than_a_chroma_block_is_still_a_tile(tmp_path):
+    """Match3's honest hue-turned video at hard (2 of 32 draws failed, this among them): in frame 54 the last line's
+    tiles had shrunk to 4×2 px, and 4:2:0 left them their luma but not their colour, (112, 78, 90) — no mix of red
+    and the fill — so the parse read the line as gone and the dots were a 26-px blob. A line still shrinking is read
+    again without the colour test when it parses as gone (``match3.scene.CHROMA_PX``)."""
+    (v,) = [x for x in VARIANTS["match3"] if x.name == "hue_minus6"]
+    score = run_variant(v, "hard", 0, 531969374, str(tmp_path))
+    assert score.passed, score.evidence.details if score.evidence else score.reason
+
+
+def test_a_match3_cell_moved_two_px_is_not_a_camera_shake(tmp_path):
+    """A static cell of a match3 board (a single tile in its grey fill) moved by (−2, −2) from frame 58 on (P1
+    shift_background, case seed 563374762) passed: the phase correlation's sub-pixel peak lay between the cell's move
+    and none, and the camera shifted there put the cell and the rest of the board each within the residual's 1-px
+    edge range. A shift is kept only when it brings the still pixels nearer the first frame
+    (``video_camera.shifted``); the cell is 1,233 px unexplained in frame 58."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P1", "match3", "shift_background", False, "easy", 2, 5, 563374762), str(tmp_path))
+    assert out is not None and out.params["offset"] == [-2, -2]
+    assert out.ok and not out.passed and "frame 58 " in (out.reason or ""), out.reason

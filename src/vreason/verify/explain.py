@@ -344,7 +344,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             fg, init = grey(frames[i]), relative_of(m, a0.warp)
             tried = [m]
             for search in (False, True):
-                rel = against_first(fg, f0, init, mask=still) if search else shifted(fg, f0, init)
+                rel = against_first(fg, f0, init, mask=still) if search else shifted(fg, f0, init, still)
                 alone = compose(a0.warp, rel) if rel is not None else None
                 if alone is None or min(moved_px(alone, x, (w, h)) for x in tried) <= 0.3:
                     continue

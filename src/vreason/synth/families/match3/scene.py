@@ -14,6 +14,14 @@ A legal state (else the frame is unexplained with the reason):
   vanishes for a frame and returns, a jump back to an earlier state;
 * lines clear one at a time in the task's order: a line has started to clear (scale < :data:`STARTED`) only
   when every line before it in the order is gone (scale < :data:`GONE`).
+
+A tile shrunk below a codec's chroma block (side < :data:`CHROMA_PX`) loses its colour: 4:2:0 spreads its
+chroma over the fill and keeps its luma, so a 4×2-px red square decodes as (112, 78, 90), no mix of red and
+the fill, and the strict parse reads the line as gone while its dots are still there (match3's honest
+hue-turned video at hard, seeds 531969374 and 846885253: a 26-px blob at frame 54). While a line is still
+shrinking (its last explained scale in (0, 1)), a strict scale under :data:`MIN_SCALE` is read again without
+the colour test — the share along the tile's colour alone — and taken when it is at most the last scale and
+under a chroma block; a line once gone is never read that way.
 """
 
 from __future__ import annotations
@@ -40,6 +48,9 @@ SNAP_WHOLE = 0.995
 """A parsed scale this close to 1 is a whole tile (within a pixel of its edge)."""
 MIN_SCALE = 0.02
 """Below this scale a line is gone (as the render draws it)."""
+CHROMA_PX = 8
+"""A tile of a smaller side may have lost its colour to chroma subsampling (8×8 JPEG/MJPEG chroma blocks at
+4:2:0 cover 16×16 px; H.264's 4×4 chroma transforms 8×8 px)."""
 
 
 def fill_band(state: dict[str, Any]) -> np.ndarray:
@@ -60,8 +71,10 @@ def fill_band(state: dict[str, Any]) -> np.ndarray:
     return box_mask((h, w), outer) & ~box_mask((h, w), inner)
 
 
-def object_scales(frame: np.ndarray, state: dict[str, Any], band: np.ndarray | None = None) -> np.ndarray:
-    """Per object (lines then singles) the median over its cells of the scale of its coloured square."""
+def object_scales(frame: np.ndarray, state: dict[str, Any], band: np.ndarray | None = None,
+                  colour_test: bool = True) -> np.ndarray:
+    """Per object (lines then singles) the median over its cells of the scale of its coloured square
+    (``colour_test=False``: every pixel's share along the object's colour counts, a mix of the two or not)."""
     from vreason.synth.families.match3.family import CELL_FILL, _grid
 
     g = _grid(state)
@@ -80,12 +93,20 @@ def object_scales(frame: np.ndarray, state: dict[str, Any], band: np.ndarray | N
             x0, y0, x1, y1 = g.rect(r, c)
             patch = img[y0 + INSET:y1 - INSET, x0 + INSET:x1 - INSET] - bg
             alpha = np.clip(patch @ (d / float(d @ d)), 0.0, 1.0)  # share of the tile's colour over the fill
-            off = np.abs(patch - alpha[..., None] * d).max(axis=2) > COLOUR_TOL  # not a mix of the two
-            alpha[off | (alpha < FAINT)] = 0.0
+            off = alpha < FAINT
+            if colour_test:
+                off |= np.abs(patch - alpha[..., None] * d).max(axis=2) > COLOUR_TOL  # not a mix of the two
+            alpha[off] = 0.0
             per.append(np.sqrt(float(alpha.sum())) / full)
         out.append(float(np.median(per)))
     s = np.clip(np.array(out), 0.0, 1.0)
     return np.where(s >= SNAP_WHOLE, 1.0, s)
+
+
+def _cell(state: dict[str, Any]) -> float:
+    from vreason.synth.families.match3.family import _grid
+
+    return float(_grid(state).cell)
 
 
 def _ring(state: dict[str, Any], lines: np.ndarray, shape: tuple[int, int]) -> np.ndarray | None:
@@ -128,6 +149,12 @@ def scene(state: dict[str, Any], cfg: RenderConfig) -> Any:
         before = [k for k in seen if k < i]
         if before:
             prev = seen[max(before)]
+            tiny = (lines == 0.0) & (prev > 0.0) & (prev < 1.0)
+            if tiny.any():  # a tile under a chroma block: its colour may be gone, its luma is not
+                loose = object_scales(frame, state, band, colour_test=False)[:n_lines]
+                small = CHROMA_PX / (0.8 * _cell(state))
+                take = tiny & (loose >= MIN_SCALE) & (loose <= prev) & (loose < small)
+                lines = np.where(take, loose, lines)
             grew = np.flatnonzero(lines > prev + GROW_TOL)
             if grew.size:
                 j = int(grew[0])
