@@ -162,3 +162,31 @@ def test_a_match3_cell_moved_two_px_is_not_a_camera_shake(tmp_path):
     out = run_case(Case("P1", "match3", "shift_background", False, "easy", 2, 5, 563374762), str(tmp_path))
     assert out is not None and out.params["offset"] == [-2, -2]
     assert out.ok and not out.passed and "frame 58 " in (out.reason or ""), out.reason
+
+
+def test_the_honest_mjpeg_codec_keeps_the_quality_it_records(tmp_path):
+    """The principles' honest ``codec`` kind records MJPEG at a quality q of 2–10 and writes it with that fixed
+    quantiser (ffmpeg's -q:v: qmin = qmax = q). Written with an option named "q:v" the encoder ignored it and its
+    rate control lowered the quality over the first 8 frames of one picture (116 → 47 kB a frame): another codec
+    than the one recorded (match3's oracle, case seed 701226081, failed as 'changed since the first frame' on that
+    ramp). The same picture repeated decodes the same in every frame, and a higher q writes fewer bytes."""
+    import av
+    import numpy as np
+
+    from vreason.synth.adversary import Clip
+    from vreason.synth.adversary_principles import Made, write_case
+
+    r = np.random.default_rng([SEED, 701])
+    img = np.clip(r.normal(128, 60, (360, 640, 3)), 0, 255).astype(np.uint8)
+    sizes, frames = {}, {}
+    for q in (int(r.integers(2, 5)), int(r.integers(7, 11))):
+        path = str(tmp_path / f"q{q}.mkv")
+        write_case(path, Made(Clip([img] * 10, 16.0), {"codec": "mjpeg", "q": q}, codec="mjpeg"))
+        with av.open(path) as c:
+            sizes[q] = [p.size for p in c.demux(video=0) if p.size]
+        with av.open(path) as c:
+            frames[q] = [f.to_ndarray(format="rgb24") for f in c.decode(video=0)]
+        assert len(frames[q]) == 10 and len(set(sizes[q])) == 1, sizes[q]
+        assert all(np.array_equal(f, frames[q][0]) for f in frames[q])
+    lo, hi = sorted(sizes)
+    assert sizes[lo][0] > 1.2 * sizes[hi][0], sizes

@@ -210,8 +210,12 @@ def write_case(path: str, made: Made) -> None:
         stream.time_base = tb
         if made.bitrate:
             stream.bit_rate = int(made.bitrate)
-        if codec == "mjpeg":
-            stream.options = {"q:v": str(made.params.get("q", 5))}
+        if codec == "mjpeg" and "q" in made.params:
+            # a fixed quantiser q (ffmpeg's -q:v): qmin = qmax = q. An option named "q:v" (the command line's
+            # alias) the encoder ignores — its rate control then lowered the quality over the first 8 frames of
+            # one picture (116 → 47 kB a frame) — and global_quality with the qscale flag stays at q = 2 here
+            q = str(int(made.params["q"]))
+            stream.options = {"qmin": q, "qmax": q}
         elif codec == "libx264" and not made.bitrate:
             stream.options = {"crf": "18", "preset": "veryfast"}
         times = made.times or [i / made.clip.fps for i in range(len(made.clip.frames))]
