@@ -290,6 +290,32 @@ def test_a_brighter_exposure_that_clips_the_light_greys_is_measured_and_explaine
     assert not rs.residual(fixed, page).explained()
 
 
+def test_a_light_patch_shown_at_the_clip_near_the_page_lifts_no_gain():
+    """Two frames of one video: a page at one light level, a patch of it a few levels lighter (the codec's noise in
+    one frame) shown at 254–255 in the other, dark text. The patch's level is near the clip and "clipped" in the
+    frame, but it lies under 40 levels (``exposure.GAIN_SPAN``) above the page: it says nothing about a gain.
+    Lifted to the clip it made a gain of 1.27 (numseq's held end, case seed 933002595); the exposure is now the
+    identity within noise, and the text is left where it was. A clipped level 40 or more above still lifts the
+    gain (the test above)."""
+    import cv2
+
+    r = rng(310, CAMERA_SEED)
+    lvl = int(r.integers(215, 241))
+    d = int(r.integers(9, min(36, 251 - lvl)))
+    ref = np.full((360, 640, 3), lvl, np.uint8)
+    x, y = int(r.integers(40, 400)), int(r.integers(40, 200))
+    ref[y:y + 60, x:x + 120] = lvl + d
+    for k in range(4):  # thin text: no flat pixel of it, no level of the fit (as the cards' digits)
+        cv2.putText(ref, "3 8 13 18", (60, 80 + 70 * k), cv2.FONT_HERSHEY_SIMPLEX, 0.9, (25, 25, 25), 1, cv2.LINE_AA)
+    frame = ref.copy()
+    frame[y:y + 60, x:x + 120][frame[y:y + 60, x:x + 120] == lvl + d] = int(r.integers(254, 256))
+    gain, off = al.gain_offset(frame, ref)
+    assert np.allclose(gain, 1, atol=0.02) and np.allclose(off, 0, atol=3), (gain, off, lvl, d)
+    ink = ref.max(axis=2) < 100
+    undone = al.undo_gain(frame, gain, off)
+    assert int(np.abs(undone[ink].astype(int) - ref[ink]).max()) <= 3
+
+
 # ------------------------------------------------------------------ residual
 def ycc(c) -> np.ndarray:
     import cv2

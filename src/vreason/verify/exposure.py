@@ -15,6 +15,9 @@ videos failed their first frame (twelfth session; 2 levels until then). Narrower
 :data:`vreason.verify.frame_check.CLIP_NOISE` (6) on purpose: a level's median is far less noisy than one pixel,
 and a page honestly a few percent darker (249–251) keeps its level in the fit."""
 
+GAIN_SPAN = 40
+"""Levels this far apart (or more) measure a gain: two unclipped ones, or a clipped one and the unclipped mean."""
+
 
 def flat_mask(ref: np.ndarray, level: int = 8) -> np.ndarray:
     """Pixels of ``ref`` with no edge within 1 px (every channel's 3×3 range ≤ ``level``): where a frame aligned
@@ -84,10 +87,10 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     unclipped = ~hi & ~lo
     if not unclipped.any():
         return None
-    hi_x, lo_x = px[hi], px[lo]
+    hi_x, lo_x, hi_y, lo_y = px[hi], px[lo], py[hi], py[lo]
     big, py, px = big[unclipped], py[unclipped], px[unclipped]
     wts = np.sqrt(counts[big].astype(np.float64))
-    if len(big) >= 2 and float(px.max() - px.min()) >= 40:
+    if len(big) >= 2 and float(px.max() - px.min()) >= GAIN_SPAN:
         a, b = np.polyfit(px, py, 1, w=wts)
         if 0.6 <= a <= 1.6 and -60 <= b <= 60:
             return float(a), float(b)
@@ -97,22 +100,35 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
     b = float(d[order][np.searchsorted(cw, cw[-1] / 2)])
     if not -60 <= b <= 60:
         return None
-    return _clip_consistent(b, px, py, wts, hi_x, lo_x)
+    return _clip_consistent(b, px, py, wts, hi_x, lo_x, hi_y, lo_y)
 
 
 def _clip_consistent(b: float, px: np.ndarray, py: np.ndarray, wts: np.ndarray, hi_x: np.ndarray,
-                     lo_x: np.ndarray) -> tuple[float, float]:
+                     lo_x: np.ndarray, hi_y: np.ndarray | None = None,
+                     lo_y: np.ndarray | None = None) -> tuple[float, float]:
     """The offset-only fit ``(1, b)`` made consistent with the levels whose median clipped: a level the frame
     shows at 254–255 (0–1) must map there. A brighter exposure clips a light page and its light greys, leaving
     one unclipped cluster (dark text, saturated colours) — too narrow to measure the gain, so the offset alone
     said +12 where the exposure was ×1.15 and the clipped greys were then unexplained. The gain is then the
     least (at most 1.6) that lifts every clipped-high level to the clip and sinks every clipped-low one to 0,
-    about the unclipped levels' weighted mean."""
+    about the unclipped levels' weighted mean.
+
+    A clipped level lifts the gain only from :data:`GAIN_SPAN` levels away from that mean, as two unclipped
+    levels give a gain only that far apart: nearer, a few levels of codec noise are a large gain. Two frames of
+    numseq's held end (a slow zoom, H.264): a patch of the last frame's white cards at 248–251 showed 254 in the
+    other, and lifting it to the clip 13 levels above the cards' 237 made a gain of 1.27 — the text 40 levels
+    off, 'held' failed (case seed 933002595). A level whose median lies within :data:`CLIP_MARGIN` of the clip
+    but not at it (252–253; 2–3: ``hi_y``, ``lo_y``) may be clipped and pulled in by a codec or be what it
+    shows: it is held only to its observation less that margin."""
     x0 = float(np.average(px, weights=wts))
     y0 = float(np.average(py, weights=wts))
+    hi_y = np.full(len(hi_x), 255.0) if hi_y is None else hi_y
+    lo_y = np.zeros(len(lo_x)) if lo_y is None else lo_y
+    top = [253.5 if y >= 254 else y - CLIP_MARGIN for y in hi_y]
+    bottom = [1.5 if y <= 1 else y + CLIP_MARGIN for y in lo_y]
     need = [1.0]
-    need += [(253.5 - y0) / (x - x0) for x in hi_x if x > x0 + 8 and x + b < 253.5]
-    need += [(y0 - 1.5) / (x0 - x) for x in lo_x if x < x0 - 8 and x + b > 1.5]
+    need += [(t - y0) / (x - x0) for x, t in zip(hi_x, top, strict=True) if x >= x0 + GAIN_SPAN and x + b < t]
+    need += [(y0 - t) / (x0 - x) for x, t in zip(lo_x, bottom, strict=True) if x <= x0 - GAIN_SPAN and x + b > t]
     a = min(1.6, max(need))
     if a <= 1.0:
         return 1.0, b
