@@ -432,6 +432,18 @@ def test_numseq_a_slow_zoom_through_h264_is_held_and_explained(tmp_path, index, 
     assert out.ok and out.passed, (failed, out.reason)
 
 
+def test_sorting_reads_its_bars_with_a_zoom_undone(tmp_path):
+    """A 4.9% zoom out of a hard sorting oracle (case seed 448550547, index 3): the scene explained every frame, but
+    the bars were read on the frames as they came, and the end bars stood 4 px (at the quarter size) off their
+    slots — 'sorted' failed. They are read with the camera undone now when it turns or zooms (sorting's
+    ``TURN_PX``), as maze, connect, odd-one-out and sliding read theirs."""
+    from vreason.synth.adversary_principles import run_case
+
+    out = run_case(Case("P5", "sorting", "zoom", True, "hard", 3, SUITE_SEED, 448550547), str(tmp_path))
+    assert out is not None and out.params["zoom"] == -0.049
+    assert out.ok and out.passed, out.reason
+
+
 def test_counting_a_slow_zoom_through_h264_is_one_camera(tmp_path):
     """A 4.5% zoom of a hard counting oracle, written with H.264 and scored as the suite scores (case seed
     585283613): the last frame's camera is found by the full search against the final picture (Scene.end_search),
