@@ -190,3 +190,15 @@ def test_the_honest_mjpeg_codec_keeps_the_quality_it_records(tmp_path):
         assert all(np.array_equal(f, frames[q][0]) for f in frames[q])
     lo, hi = sorted(sizes)
     assert sizes[lo][0] > 1.2 * sizes[hi][0], sizes
+
+
+@pytest.mark.parametrize("difficulty,index,seed", [("easy", 0, 920925700), ("hard", 0, 978642795)])
+def test_a_tool_nudged_at_home_is_not_explained(tmp_path, difficulty, index, seed):
+    """Tool QA, P1 shift_background: a tool nobody carries moved by (±2, ±2) px from a frame of the second half. It
+    stayed under the 4-px "left its place" limit, and the scene re-rendered it where it was parsed: explained (5 of
+    6 draws). A tool other than the right one is drawn at home while it has not left it (``toolqa.scene``)."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P1", "toolqa", "shift_background", False, difficulty, index, 5, seed), str(tmp_path))
+    assert out is not None and max(abs(v) for v in out.params["offset"]) == 2
+    assert out.ok and not out.passed and "is not explained by the task's scene" in (out.reason or ""), out.reason
