@@ -422,9 +422,9 @@ def test_numseq_a_slow_zoom_through_h264_is_held_and_explained(tmp_path, index, 
     """A 2.5% zoom of an easy numseq oracle (case seed 933002595), scored as the suite scores; 3 of its 4 indexes
     failed. Index 0, 'held': a patch of the last frame's white cards at 248–251 (H.264) showed 254 in the frame
     before, and the exposure fit lifted that "clipped" level 13 levels above the cards to the clip — a gain of
-    1.27, the text 40 levels off (``exposure.GAIN_SPAN``). Index 1, 'scene': the last frame's camera estimate
-    failed, every frame was re-aligned alone, and ECC from the interpolation diverged on the last frame after
-    converging on the one before; the camera of the frame last explained is now a candidate."""
+    1.27, the text 40 levels off (``exposure.GAIN_SPAN``). Index 1, 'scene': the last frame's camera against the
+    first failed, every frame was re-aligned alone (33 s of CPU), and ECC diverged on the last frame; when that
+    estimate fails, the last frame is now searched against the final picture (as ``Scene.end_search`` does always)."""
     from vreason.synth.adversary_principles import run_case
 
     out = run_case(Case("P5", "numseq", "zoom", True, "easy", index, SUITE_SEED, 933002595), str(tmp_path))
