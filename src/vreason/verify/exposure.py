@@ -104,8 +104,7 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
 
 
 def _clip_consistent(b: float, px: np.ndarray, py: np.ndarray, wts: np.ndarray, hi_x: np.ndarray,
-                     lo_x: np.ndarray, hi_y: np.ndarray | None = None,
-                     lo_y: np.ndarray | None = None) -> tuple[float, float]:
+                     lo_x: np.ndarray, hi_y: np.ndarray, lo_y: np.ndarray) -> tuple[float, float]:
     """The offset-only fit ``(1, b)`` made consistent with the levels whose median clipped: a level the frame
     shows at 254–255 (0–1) must map there. A brighter exposure clips a light page and its light greys, leaving
     one unclipped cluster (dark text, saturated colours) — too narrow to measure the gain, so the offset alone
@@ -122,8 +121,6 @@ def _clip_consistent(b: float, px: np.ndarray, py: np.ndarray, wts: np.ndarray, 
     shows: it is held only to its observation less that margin."""
     x0 = float(np.average(px, weights=wts))
     y0 = float(np.average(py, weights=wts))
-    hi_y = np.full(len(hi_x), 255.0) if hi_y is None else hi_y
-    lo_y = np.zeros(len(lo_x)) if lo_y is None else lo_y
     top = [253.5 if y >= 254 else y - CLIP_MARGIN for y in hi_y]
     bottom = [1.5 if y <= 1 else y + CLIP_MARGIN for y in lo_y]
     need = [1.0]

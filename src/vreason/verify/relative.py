@@ -27,19 +27,14 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
     returned at once when it is settled (:func:`_settled`): the ECC fits end where it is anyway. On 205 calls
     of six families' by-principle cases and zoom/shake variants: 134 s → 24 s of CPU; every camera within 0.05 px
     of the full search's, except on cuts to other content (≤ 0.54 px; those frames are unexplained either way)."""
-    import cv2
 
     h, w = ref_g.shape
     ident = np.array([[1, 0, 0], [0, 1, 0]], np.float64)
-    keep = np.zeros((h, w), bool)
-    keep[8:-8, 8:-8] = True
-    if mask is not None:
-        keep &= mask.astype(bool)
+    keep = still_pixels((h, w), mask)
     ref_v = ref_g[keep]
 
     def cost(rel: np.ndarray) -> float:
-        warped = cv2.warpAffine(frame_g, rel, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-        return float(np.abs(warped[keep] - ref_v).mean())
+        return still_cost(frame_g, rel, keep, ref_v)
 
     shift = phase_shift(frame_g, ref_g)
     # the shift of the still pixels alone: large moving objects lead the plain correlation
@@ -74,6 +69,26 @@ def relative(frame_g: np.ndarray, ref_g: np.ndarray, init: np.ndarray | None = N
     if len(cands) == 1 or not keep.any():
         return cands[0]
     return min(cands, key=cost)
+
+
+def still_pixels(shape: tuple[int, int], mask: np.ndarray | None = None) -> np.ndarray:
+    """The pixels a camera candidate is scored on: all but an 8-px border, within ``mask`` (the still ones)."""
+    keep = np.zeros(shape, bool)
+    keep[8:-8, 8:-8] = True
+    if mask is not None:
+        keep &= mask.astype(bool)
+    return keep
+
+
+def still_cost(frame_g: np.ndarray, rel: np.ndarray, keep: np.ndarray, ref_v: np.ndarray) -> float:
+    """Mean absolute difference between the grey ``frame_g`` warped by ``rel`` (frame → reference) and the
+    reference's values ``ref_v`` over ``keep`` (:func:`still_pixels`): how well a candidate camera brings the
+    still pixels home."""
+    import cv2
+
+    h, w = keep.shape
+    warped = cv2.warpAffine(frame_g, rel, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return float(np.abs(warped[keep] - ref_v).mean())
 
 
 SETTLE_PX = (0.5, 1.0)

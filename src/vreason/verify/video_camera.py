@@ -70,7 +70,7 @@ def shifted(frame_g: np.ndarray, first_grey: np.ndarray, init: np.ndarray,
     by a camera that never moved, while the still pixels differed more at the shift than at ``init``."""
     import cv2
 
-    from vreason.verify.relative import phase_shift
+    from vreason.verify.relative import phase_shift, still_cost, still_pixels
 
     h, w = first_grey.shape
     warped = cv2.warpAffine(frame_g, init, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
@@ -79,13 +79,10 @@ def shifted(frame_g: np.ndarray, first_grey: np.ndarray, init: np.ndarray,
         return None
     out = init.astype(np.float64).copy()
     out[:, 2] += shift[:, 2]
-    keep = _inner((h, w), 8)
-    if mask is not None:
-        keep &= mask.astype(bool)
+    keep = still_pixels((h, w), mask)
     if keep.any():
-        moved = cv2.warpAffine(frame_g, out, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
         ref = first_grey[keep]
-        if np.abs(moved[keep] - ref).mean() >= np.abs(warped[keep] - ref).mean():
+        if still_cost(frame_g, out, keep, ref) >= float(np.abs(warped[keep] - ref).mean()):
             return None
     return out
 
