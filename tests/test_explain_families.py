@@ -328,6 +328,37 @@ def test_a_written_answer_stays(family, when, instance):
     assert ex.ok, (ex.reason, SEED)
 
 
+def test_a_printed_mark_in_a_free_region_wiped_and_shown_again_is_unexplained(instance):
+    """The number sequence's printed "?" card is a free region (any answer may be written over it), but what it
+    shows does not come and go (verify.written, FLICKER_FRAMES): the card wiped for 1–5 frames (drawn from the
+    run's seed) before the answer shows and then back is unexplained at the frame it comes back; the card wiped
+    for good is a legal state (issue 24: a 1-frame drop of the "?" with the answer fading in was explained,
+    VREASON_ADV_SEED=246666651)."""
+    from vreason.verify.written import FLICKER_FRAMES
+
+    inst = instance("numseq", FAMILIES["numseq"].case)
+    frames = [np.array(f) for f in inst.solution]
+    start = frames[0]
+    _, free = get_family("numseq").scene(inst.state, CFG).expect(0, start)
+    ink = free & (start.max(axis=2) < 150)
+    assert ink.sum() > 100  # the "?" is printed inside the free cards
+    first = next(i for i in range(len(frames)) if np.abs(frames[i].astype(int) - start).max() > 80)
+    rng = np.random.default_rng([SEED, 24])
+    length = int(rng.integers(1, FLICKER_FRAMES + 1))
+    k = int(rng.integers(1, first - length))
+
+    def wiped(f: np.ndarray) -> np.ndarray:
+        g = f.copy()
+        g[free] = 255
+        return g
+
+    flicker = frames[:k] + [wiped(f) for f in frames[k:k + length]] + frames[k + length:]
+    ex = _explain("numseq", inst, flicker)
+    assert not ex.ok and ex.unexplained[0].index == k + length, (ex.reason, SEED, k, length)
+    assert "does not come and go" in ex.reason, ex.reason
+    ex = _explain("numseq", inst, frames[:k] + [wiped(f) for f in frames[k:]])
+    assert ex.ok, (ex.reason, SEED, k)
+
 # -- counting: coins parsed (one blob of overlapping coins split), conserved, re-rendered -------------------------
 
 def test_counting_overlapping_coins_are_two(instance):

@@ -10,9 +10,15 @@ later frame where a connected patch of over that many
 written pixels is back within :data:`RETURNED` levels of the start image lost part of the answer — a digit
 dropped for a frame, an answer shown and taken back — unless some changed pixel lies within :data:`SHIFT_PX` of
 it (a shaking camera moves the strokes). The two levels are apart (hysteresis), so a fade or a codec's flicker
-around one level does not count. Not tracked: the start image's own ink and its 3-px surround (a printed "?"
-wiped and drawn back). The suite's honest videos write and never pass anything over the answer; a hand or a pen
-crossing it (real footage) would read as written and then gone.
+around one level does not count. The start image's own ink and its 3-px surround are not tracked so; there, and
+everywhere in the free regions, nothing comes and goes: a connected patch of over that many px of a frame whose
+values lie more than :data:`CHANGED` levels outside the 1-px range of each of the next 1–:data:`FLICKER_FRAMES`
+frames (nothing like them within 1 px there: a shake that moved a stroke keeps it) and within :data:`RETURNED`
+levels of the frame after them was taken away and drawn back — a
+printed "?" wiped for a frame together with the answer fading in over it (numseq, ``VREASON_ADV_SEED=246666651``)
+— unless some pixel within :data:`SHIFT_PX` of it changed for good (the camera). The suite's honest videos write
+and never pass anything over the answer; a hand or a pen crossing it (real footage) would read as written and
+then gone.
 """
 
 from __future__ import annotations
@@ -34,6 +40,10 @@ SHIFT_PX = 3
 """How far the camera may move the picture against the start image's grid (a 2-px shake, a slow zoom): a pixel is
 compared with the range of the start image within this many px of it (so the edges of printed lines next to a
 free region never read as written), and a written pixel with a changed pixel this close is not lost."""
+FLICKER_FRAMES = 5
+"""The longest run of frames a patch may be seen gone (or changed) before it comes back and still count as taken
+away and drawn back: the principle tests' drops and blank frames last 1–3 frames, their jumps (to the first frame:
+a wiped "?" shown again) 2–5; a longer absence is a rewrite."""
 
 
 class WrittenKept:
@@ -60,7 +70,9 @@ class WrittenKept:
         self.max_blob = max_blob
         self.written = np.zeros(self.free.shape, bool)
         self._seen: tuple[int, np.ndarray] | None = None  # the last frame committed and its changed pixels
-        self._pending: tuple[int, np.ndarray] | None = None  # this frame's last check, committed at the next
+        self._pending: tuple[int, np.ndarray, np.ndarray] | None = None  # this frame's last check (changed
+        # pixels, crop), committed at the next
+        self._crops: list[np.ndarray] = []  # the crops of the last FLICKER_FRAMES + 1 frames committed, in order
 
     def check(self, i: int, frame: np.ndarray) -> str | None:
         """Why frame ``i`` (on the start image's grid, exposure undone) lost written pixels (None: it did not).
@@ -69,22 +81,50 @@ class WrittenKept:
         import cv2
 
         if self._pending is not None and self._pending[0] != i:
-            self._commit(*self._pending)
+            self._commit(*self._pending, skipped=i - self._pending[0] - 1)
         x0, y0, x1, y1 = self.box
         f = frame[y0:y1, x0:x1, :3].astype(np.int16)
         out = np.maximum(self.lo - f, f - self.hi).max(axis=2)
         changed = (out > CHANGED) & self.free
-        self._pending = (i, changed)
+        self._pending = (i, changed, f)
         near = cv2.dilate(changed.astype(np.uint8), np.ones((2 * SHIFT_PX + 1,) * 2, np.uint8)) > 0
         back = (np.abs(f - self.start).max(axis=2) <= RETURNED) & self.written & ~near
         area, (x, y, w, h) = _largest(back)
         if area > self.max_blob:
             return (f"{area} px of what was written at {[x0 + x, y0 + y, x0 + x + w, y0 + y + h]} are gone (a "
                     "written answer stays)")
+        return self._flicker(i, f)
+
+    def _flicker(self, i: int, f: np.ndarray) -> str | None:
+        """Why frame ``i``'s crop ``f`` shows again what 1–:data:`FLICKER_FRAMES` frames before it took away
+        (None: nothing came back)."""
+        import cv2
+
+        crops = self._crops
+        kernel = np.ones((3, 3), np.uint8)
+        for gap in range(1, min(FLICKER_FRAMES, len(crops) - 1) + 1):
+            p = crops[-gap - 1]
+            back = (np.abs(f - p).max(axis=2) <= RETURNED) & self.free
+            if not back.any():
+                continue
+            for q in crops[-gap:]:  # what p showed there is nowhere within 1 px in q (a 1-px shake keeps it)
+                back &= np.maximum(cv2.erode(q, kernel) - p, p - cv2.dilate(q, kernel)).max(axis=2) > CHANGED
+            kept = np.maximum(cv2.erode(f, kernel) - p, p - cv2.dilate(f, kernel)).max(axis=2) > CHANGED
+            back &= ~(cv2.dilate(kept.astype(np.uint8), np.ones((2 * SHIFT_PX + 1,) * 2, np.uint8)) > 0)
+            area, (x, y, w, h) = _largest(back)
+            if area > self.max_blob:
+                x0, y0 = self.box[:2]
+                return (f"{area} px at {[x0 + x, y0 + y, x0 + x + w, y0 + y + h]} were taken away in frames "
+                        f"{i - gap}–{i - 1} and are back in frame {i} (what a free region shows does not come and "
+                        "go)")
         return None
 
-    def _commit(self, i: int, changed: np.ndarray) -> None:
+    def _commit(self, i: int, changed: np.ndarray, crop: np.ndarray, *, skipped: int = 0) -> None:
+        """Frame ``i``'s last check becomes the record; ``skipped`` frames after it were not checked (they showed
+        what it showed: :func:`vreason.verify.explain.explain_video` skips a frame whose blocks did not change)."""
         import cv2
+
+        self._crops = (self._crops + [crop] * (1 + max(0, skipped)))[-(FLICKER_FRAMES + 1):]
 
         steady = changed & self._seen[1] if self._seen is not None and self._seen[0] < i else np.zeros_like(changed)
         n, lab, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8), connectivity=8)
