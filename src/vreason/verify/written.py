@@ -72,7 +72,8 @@ class WrittenKept:
         self._seen: tuple[int, np.ndarray] | None = None  # the last frame committed and its changed pixels
         self._pending: tuple[int, np.ndarray, np.ndarray] | None = None  # this frame's last check (changed
         # pixels, crop), committed at the next
-        self._crops: list[np.ndarray] = []  # the crops of the last FLICKER_FRAMES + 1 frames committed, in order
+        self._crops: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # the crops of the last FLICKER_FRAMES
+        # + 1 frames committed, in order, each with its 1-px range (least, greatest)
 
     def check(self, i: int, frame: np.ndarray) -> str | None:
         """Why frame ``i`` (on the start image's grid, exposure undone) lost written pixels (None: it did not).
@@ -101,20 +102,37 @@ class WrittenKept:
         import cv2
 
         crops = self._crops
+        if len(crops) < 2:
+            return None
+        # what came back lies outside the last frame's 1-px range by over CHANGED - RETURNED: only there is searched
+        _, lo, hi = crops[-1]
+        cand = (np.maximum(lo - f, f - hi).max(axis=2) > CHANGED - RETURNED) & self.free
+        if np.count_nonzero(cand) <= self.max_blob:
+            return None
+        ys, xs = np.nonzero(cand)
+        pad = SHIFT_PX + 2
+        h, w = cand.shape
+        bx0, by0 = max(0, int(xs.min()) - pad), max(0, int(ys.min()) - pad)
+        bx1, by1 = min(w, int(xs.max()) + 1 + pad), min(h, int(ys.max()) + 1 + pad)
+        cut = (slice(by0, by1), slice(bx0, bx1))
+        f, free = f[cut], cand[cut]
         kernel = np.ones((3, 3), np.uint8)
+        f_lo, f_hi = cv2.erode(f, kernel), cv2.dilate(f, kernel)
         for gap in range(1, min(FLICKER_FRAMES, len(crops) - 1) + 1):
-            p = crops[-gap - 1]
-            back = (np.abs(f - p).max(axis=2) <= RETURNED) & self.free
-            if not back.any():
+            p = crops[-gap - 1][0][cut]
+            back = (np.abs(f - p).max(axis=2) <= RETURNED) & free
+            for _, q_lo, q_hi in crops[-gap:]:  # what p showed there is nowhere within 1 px in q (a shake keeps it)
+                if not back.any():
+                    break
+                back &= np.maximum(q_lo[cut] - p, p - q_hi[cut]).max(axis=2) > CHANGED
+            if np.count_nonzero(back) <= self.max_blob:
                 continue
-            for q in crops[-gap:]:  # what p showed there is nowhere within 1 px in q (a 1-px shake keeps it)
-                back &= np.maximum(cv2.erode(q, kernel) - p, p - cv2.dilate(q, kernel)).max(axis=2) > CHANGED
-            kept = np.maximum(cv2.erode(f, kernel) - p, p - cv2.dilate(f, kernel)).max(axis=2) > CHANGED
+            kept = np.maximum(f_lo - p, p - f_hi).max(axis=2) > CHANGED  # changed for good (the camera moved)
             back &= ~(cv2.dilate(kept.astype(np.uint8), np.ones((2 * SHIFT_PX + 1,) * 2, np.uint8)) > 0)
-            area, (x, y, w, h) = _largest(back)
+            area, (x, y, bw, bh) = _largest(back)
             if area > self.max_blob:
-                x0, y0 = self.box[:2]
-                return (f"{area} px at {[x0 + x, y0 + y, x0 + x + w, y0 + y + h]} were taken away in frames "
+                x0, y0 = self.box[0] + bx0, self.box[1] + by0
+                return (f"{area} px at {[x0 + x, y0 + y, x0 + x + bw, y0 + y + bh]} were taken away in frames "
                         f"{i - gap}–{i - 1} and are back in frame {i} (what a free region shows does not come and "
                         "go)")
         return None
@@ -124,7 +142,9 @@ class WrittenKept:
         what it showed: :func:`vreason.verify.explain.explain_video` skips a frame whose blocks did not change)."""
         import cv2
 
-        self._crops = (self._crops + [crop] * (1 + max(0, skipped)))[-(FLICKER_FRAMES + 1):]
+        kernel = np.ones((3, 3), np.uint8)
+        rec = (crop, cv2.erode(crop, kernel), cv2.dilate(crop, kernel))  # the crop and its 1-px range
+        self._crops = (self._crops + [rec] * (1 + max(0, skipped)))[-(FLICKER_FRAMES + 1):]
 
         steady = changed & self._seen[1] if self._seen is not None and self._seen[0] < i else np.zeros_like(changed)
         n, lab, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8), connectivity=8)
