@@ -202,3 +202,15 @@ def test_a_tool_nudged_at_home_is_not_explained(tmp_path, difficulty, index, see
     out = run_case(Case("P1", "toolqa", "shift_background", False, difficulty, index, 5, seed), str(tmp_path))
     assert out is not None and max(abs(v) for v in out.params["offset"]) == 2
     assert out.ok and not out.passed and "is not explained by the task's scene" in (out.reason or ""), out.reason
+
+
+def test_a_pile_coin_nudged_in_one_jump_and_held_is_not_explained(tmp_path):
+    """Counting, P1 shift_background (case seed 403341574): a pile coin moved 5 px at frame 53 of 64 and left
+    there. The scene parsed it once, while it moved (a moving coin may be anywhere); every later frame showed the
+    same picture and reused that verdict, so the "nudged and left" rule never saw it at rest: explained. The last
+    frame is always parsed (``explain_video``)."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P1", "counting", "shift_background", False, "easy", 3, 5, 403341574), str(tmp_path))
+    assert out is not None and out.params["offset"] == [0, 5] and out.params["from_frame"] == 53
+    assert out.ok and not out.passed and "pile coin rests 5.0 px off its place" in (out.reason or ""), out.reason

@@ -19,7 +19,9 @@ regions (where an answer may be written in any honest style, or where a moving o
 
 Cost: a frame identical (within codec noise: every 4×4 block mean within :data:`SAME_LEVEL` levels) to the last
 frame that was checked in full, with the same warp, reuses that verdict; held and still stretches cost a
-block-mean comparison.
+block-mean comparison. The last frame (the end state) is always parsed: a family's rules about a state that holds
+(counting: a pile coin nudged and left) see the held state there even when it appeared in one jump and never
+changed after (a coin moved 5 px at frame 53 of 64 was parsed once, while moving, and explained).
 
 The family supplies ``expect(i, frame) -> (expected RGB, free mask) | str``: ``frame`` is frame ``i`` brought
 onto the start image's grid (geometry and exposure), the expected rendering is the state the family parsed
@@ -326,8 +328,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         region: Region | None = None
         if ref_blocks is not None and ref_warp is not None and moved_px(m, ref_warp, (w, h)) <= 0.25:
             region = _changed_region(blocks, ref_blocks, (w, h))
-            if region is None:  # nothing moved since it was explained
-                out.frames.append(FrameCheck(i, True))
+            if region is None and i < n - 1:  # nothing moved since it was explained (the last frame, the end
+                out.frames.append(FrameCheck(i, True))  # state, is parsed again: see the module)
                 continue
         held: list = []
         grown: list = []

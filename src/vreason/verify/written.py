@@ -175,4 +175,4 @@ def written_scene(start: np.ndarray, free: np.ndarray, final: np.ndarray | None 
         lost = kept.check(i, frame)
         return lost if lost else (start, free)
 
-    return Scene(start, expect, final=final)
+    return Scene(start, expect, final=final, end_search=True)
