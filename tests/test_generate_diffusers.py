@@ -160,14 +160,19 @@ def test_pool_kills_a_hanging_worker_and_replaces_it(tmp_path):
     sample = _sample(tmp_path)
 
     async def go():
+        # the worker is started by a first video, so the 2 s go to the hang, not to its start-up (a loaded machine
+        # took longer than 2 s to start it: the hung call timed out before the worker had written its pid)
+        warm = await pool.generate("h", gen, sample, 1, str(tmp_path / "w.mp4"), timeout=120.0)
         hung = await pool.generate("h", gen, sample, 0, str(tmp_path / "a.mp4"), timeout=2.0)
-        fine = await pool.generate("h", gen, sample, 1, str(tmp_path / "b.mp4"), timeout=30.0)
-        return hung, fine
+        fine = await pool.generate("h", gen, sample, 2, str(tmp_path / "b.mp4"), timeout=30.0)
+        return warm, hung, fine
 
     try:
-        hung, fine = asyncio.run(go())
+        warm, hung, fine = asyncio.run(go())
     finally:
         pool.shutdown()
+    assert warm.status == VideoStatus.ok
+    assert int(open(tmp_path / "w.mp4.pid").read()) == int(open(tmp_path / "a.mp4.pid").read())  # the same worker
     assert hung.status == VideoStatus.failed and "timed out after 2 s" in hung.reason
     assert _dead(int(open(tmp_path / "a.mp4.pid").read())), "the hanging worker still runs"
     assert fine.status == VideoStatus.ok and pool.replaced == 1
