@@ -28,7 +28,7 @@ import pandas as pd
 from vreason import __version__
 from vreason.core.errors import MissingFileError, disk_full
 from vreason.core.records import Sample, Score, ScoreStatus, Video
-from vreason.store_schema import Schema, Step, open_versioned
+from vreason.store_schema import Schema, Step, open_versioned, set_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -165,7 +165,7 @@ class RunStore:
             raise MissingFileError(f"{self.run_dir}: not a vreason run directory (no results.sqlite)")
         os.makedirs(self.run_dir, exist_ok=True)
         self.conn = sqlite3.connect(self.db_path, timeout=30, isolation_level=None)
-        self.conn.execute("PRAGMA journal_mode=WAL")
+        set_wal(self.conn)
         self.conn.execute("PRAGMA synchronous=NORMAL")
         try:
             open_versioned(self.conn, self.db_path, RESULTS_SCHEMA)

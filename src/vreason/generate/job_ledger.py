@@ -37,7 +37,7 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from vreason.store_schema import Schema, add_missing_columns, apply_ddl, open_versioned
+from vreason.store_schema import Schema, add_missing_columns, apply_ddl, open_versioned, set_wal
 
 LEDGER_FILE = "generate_jobs.sqlite"
 
@@ -116,7 +116,7 @@ class JobLedger:
         self._depth = 0
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self._db.row_factory = sqlite3.Row
-        self._db.execute("PRAGMA journal_mode=WAL")
+        set_wal(self._db)
         self._db.execute("PRAGMA synchronous=NORMAL")
         try:
             open_versioned(self._db, self.path, LEDGER_SCHEMA)

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from vreason.core.errors import MissingFileError
 from vreason.human.records import Annotation, PairVote, RubricLabel
 from vreason.store import RESULTS_MIGRATIONS, RESULTS_TABLES, RESULTS_VERSION
-from vreason.store_schema import Schema, open_versioned
+from vreason.store_schema import Schema, open_versioned, set_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS annotations (
@@ -48,7 +48,7 @@ class AnnotationStore:
         if not os.path.exists(db):
             raise MissingFileError(f"{self.run_dir}: not a vreason run directory (no results.sqlite)")
         self.conn = sqlite3.connect(db, timeout=30, isolation_level=None, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode=WAL")
+        set_wal(self.conn)
         try:
             open_versioned(self.conn, db, ANNOTATIONS_SCHEMA)
         except BaseException:

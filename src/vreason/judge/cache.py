@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from vreason.judge.base import ImagePart, JudgeReply, JudgeRequest, TextPart, Usage, VideoPart
-from vreason.store_schema import Schema, add_missing_columns, apply_ddl, open_versioned
+from vreason.store_schema import Schema, add_missing_columns, apply_ddl, open_versioned, set_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, judge TEXT, template TEXT, template_version TEXT,
@@ -103,7 +103,7 @@ class ReplyCache:
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0)
         with self._lock:
-            self._db.execute("PRAGMA journal_mode=WAL")
+            set_wal(self._db)
             try:
                 open_versioned(self._db, self.path, CACHE_SCHEMA)
             except BaseException:
