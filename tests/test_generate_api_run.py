@@ -196,9 +196,13 @@ def test_real_run_without_a_key_stops_before_sending(tmp_path, monkeypatch):
         assert sum(api.calls.values()) == 0
 
 
-def test_job_that_never_finishes_fails_at_the_run_timeout_with_the_reason(tmp_path, monkeypatch):
+@pytest.mark.parametrize("create_s", [0.0, 0.95])
+def test_job_that_never_finishes_fails_at_the_run_timeout_with_the_reason(tmp_path, monkeypatch, create_s):
+    """The job loop stops itself before the run's timeout and names the job; a create that takes 0.95 s of the
+    1-s timeout (a loaded machine) leaves it no margin, and the reason is still the job's (the runner's own cut
+    comes ``timeout_grace_s`` later: else 'generation timed out after 1 s (cancelled)', no job id)."""
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
-    with FakeVideoAPI(policy=lambda r: Behavior(hang=True)) as api:
+    with FakeVideoAPI(policy=lambda r: Behavior(hang=True), create_delay_s=create_s) as api:
         monkeypatch.setenv("VREASON_SORA_BASE_URL", api.openai_url)
         cfg = RunConfig(protocol="synth", run_dir=str(tmp_path / "run"), models=[_spec(tmp_path, "sora", "sora-2",
                         "sora-2")], seeds=[0], options=OPTS, workers=1, gen_timeout=1.0, aggregate=False)
@@ -211,3 +215,26 @@ def test_job_that_never_finishes_fails_at_the_run_timeout_with_the_reason(tmp_pa
     assert vids and all(v.status == VideoStatus.failed and "timed out after 1 s waiting for job video_" in v.reason
                         for v in vids)
     assert summary.finished_with_errors and summary.generation_cost["sora-2"]["by_status"] == {"timeout": len(vids)}
+
+
+def test_a_generator_stuck_in_its_own_code_is_cut_after_its_grace(tmp_path, monkeypatch):
+    """The job loop keeps the run's timeout itself (its reason names the job, above); the runner cuts an ``io``
+    generator only ``timeout_grace_s`` later, a backstop for one that never returns, and says so."""
+    import asyncio
+
+    async def stuck(self, sample, seed, out_path):  # noqa: ANN001, ANN202
+        await asyncio.sleep(3600)
+
+    monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
+    monkeypatch.setattr(SoraGenerator, "agenerate", stuck)
+    monkeypatch.setattr(SoraGenerator, "timeout_grace_s", 0.5)
+    cfg = RunConfig(protocol="synth", run_dir=str(tmp_path / "run"), models=[_spec(tmp_path, "sora", "sora-2",
+                    "sora-2")], seeds=[0], options=OPTS, workers=1, gen_timeout=1.0, aggregate=False)
+    t0 = time.monotonic()
+    Runner(cfg).run()
+    assert time.monotonic() - t0 < 30
+    store = RunStore(str(tmp_path / "run"), create=False)
+    vids = store.videos()
+    store.close()
+    assert vids and all(v.status == VideoStatus.failed and v.reason == "generation timed out after 1 s and did "
+                        "not stop within 0.5 s more (cancelled)" for v in vids)

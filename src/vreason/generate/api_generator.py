@@ -71,6 +71,7 @@ class ApiOptions(BaseModel):
 class ApiGenerator(Generator):
     kind: ClassVar[str] = "io"  # type: ignore[misc]
     resources: ClassVar[dict[str, Any]] = {"num_cpus": 0}
+    timeout_grace_s: ClassVar[float] = 5.0  # the job loop stops itself before timeout_s, with the job id
     options_model: ClassVar[type[ApiOptions]] = ApiOptions
     provider: ClassVar[str] = ""
     key_envs: ClassVar[tuple[str, ...]] = ()

@@ -34,6 +34,10 @@ class Generator(ABC):
     """What one video needs under ``--executor ray``: ``num_cpus``, ``num_gpus``, ``memory`` (bytes); with
     ``actor: True`` (or any ``num_gpus``) the generator (its model) is loaded once per Ray actor
     (``actors: N``) and reused across videos. The local executor ignores it."""
+    timeout_grace_s: ClassVar[float] = 0.0
+    """An ``io`` generator that keeps ``ctx.timeout_s`` itself (and says why it stopped) is cut by the runner only
+    this much later: the runner's cut is then a backstop for a generator stuck in its own code, and its own
+    reason (an API job's id, kept for ``--retry-failed``) is not lost when a slow request overran its margin."""
 
     def __init__(self, **params: Any):
         self.params = params

@@ -152,11 +152,13 @@ class GenerationJobs:
         gen = m.generator
         limit = self.limits.setdefault(m.name, asyncio.Semaphore(max(1, int(getattr(gen, "concurrency", 0) or 1e6))))
         timeout = gen.ctx.timeout_s
+        cut = None if timeout is None else timeout + float(getattr(gen, "timeout_grace_s", 0.0) or 0.0)
         async with limit:
             try:
-                video = await asyncio.wait_for(gen.agenerate(sample, seed, out), timeout=timeout)
+                video = await asyncio.wait_for(gen.agenerate(sample, seed, out), timeout=cut)
             except asyncio.TimeoutError:
-                return gen.failed(sample, seed, f"generation timed out after {timeout:g} s (cancelled)")
+                more = f" and did not stop within {cut - timeout:g} s more" if cut != timeout else ""
+                return gen.failed(sample, seed, f"generation timed out after {timeout:g} s{more} (cancelled)")
             except Exception as exc:  # noqa: BLE001 - a crash is a failed video with its reason
                 if disk_full(exc):  # … but a full disk stops the run (exit 4; the same command resumes)
                     raise
