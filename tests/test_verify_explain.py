@@ -77,11 +77,14 @@ def h264(frames: list[np.ndarray], max_side: int | None = None) -> list[np.ndarr
         return list(iter_frames(path))
 
 
-def run(frames: list[np.ndarray], start: np.ndarray, box, max_side: int | None = None):
+def run(frames: list[np.ndarray], start: np.ndarray, box, max_side: int | None = None,
+        final: np.ndarray | None = None):
+    """``final``: the expected final picture, as every family's scene gives it (the camera is then estimated
+    over the pixels the task never changes); None: over the whole picture, the answer box included."""
     frames, err = ft.prepare(h264(frames, max_side), CFG)
     assert err is None
     free = box_mask(start.shape[:2], [box], pad=6)
-    return explain_video(frames, np.arange(len(frames)) / 16, start, lambda i, f: (start, free))
+    return explain_video(frames, np.arange(len(frames)) / 16, start, lambda i, f: (start, free), final=final)
 
 
 def camera(frames: list[np.ndarray], rot: float, zoom: float, flicker: float, r: np.random.Generator):

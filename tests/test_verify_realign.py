@@ -16,14 +16,17 @@ from vreason.verify.explain import box_mask
 def test_a_shaken_turning_camera_is_explained_and_a_mark_under_the_shake_is_not(draw):
     """A random shake on top of a constant rotation and a slow zoom (each frame re-aligned from the interpolated
     camera plus the phase-correlation shift, ECC only when that fails); the same video with a mark from a random
-    frame on is unexplained from that frame, never before: the shake absorbs the camera, not the mark."""
+    frame on is unexplained from that frame, never before: the shake absorbs the camera, not the mark. The final
+    picture is given, as every family's scene gives it: without it the last frame's camera is estimated over the
+    answer box too, and a 1.4% zoom came out a plain shift (seed 841771853: the wiped-in answer pulled ECC, and
+    the re-alignment then missed frame 23's shake: 286 px unexplained)."""
     import cv2
 
     r = rng(70 + draw)
     start, final, box = scene(r)
     rot, zoom = float(r.uniform(-1.5, 1.5)), float(r.uniform(0.0, 0.04))
     frames = oracle(start, final, box)
-    ex = run(shaken(camera(frames, rot, zoom, 0.0, r), r), start, box)
+    ex = run(shaken(camera(frames, rot, zoom, 0.0, r), r), start, box, final=final)
     assert ex.ok, ex.as_json()
     free = box_mask(start.shape[:2], [box], pad=40)
     while True:
@@ -35,7 +38,7 @@ def test_a_shaken_turning_camera_is_explained_and_a_mark_under_the_shake_is_not(
     for i in range(k, N):
         frames[i] = frames[i].copy()
         cv2.rectangle(frames[i], (x, y), (x + s, y + s), colour, -1)
-    ex = run(shaken(camera(frames, rot, zoom, 0.0, r), r), start, box)
+    ex = run(shaken(camera(frames, rot, zoom, 0.0, r), r), start, box, final=final)
     assert not ex.ok
     assert ex.unexplained[0].index >= k - 1
 
