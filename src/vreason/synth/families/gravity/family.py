@@ -23,6 +23,7 @@ import numpy as np
 
 from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.synth.draw import canvas
 from vreason.synth.families.gravity.physics import (  # noqa: F401  (re-exported: the family's names)
     BALLS,
     BOUNCE_FRICTION,
@@ -38,8 +39,7 @@ from vreason.synth.families.gravity.physics import (  # noqa: F401  (re-exported
 def _background(state: dict[str, Any], cfg: RenderConfig) -> np.ndarray:
     import cv2
 
-    img = np.empty((cfg.height, cfg.width, 3), np.uint8)
-    img[:] = SKY
+    img = canvas(cfg.width, cfg.height, SKY)
     img[state["floor_y"]:] = FLOOR
     cv2.line(img, (0, state["floor_y"]), (cfg.width, state["floor_y"]), (40, 40, 44), 2)
     return img

@@ -30,6 +30,7 @@ import numpy as np
 
 from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.synth.draw import canvas
 from vreason.synth.shapes import PALETTE, draw_shape, partial_rect
 
 BG = (236, 236, 232)
@@ -87,8 +88,7 @@ def _box_rect(state: dict[str, Any], r: int, c: int) -> tuple[int, int, int, int
 
 def render_grid(state: dict[str, Any], cfg: RenderConfig) -> np.ndarray:
     """The first frame: every cell with the base shape, the odd cell with the odd one."""
-    img = np.empty((cfg.height, cfg.width, 3), np.uint8)
-    img[:] = BG
+    img = canvas(cfg.width, cfg.height, BG)
     cell = state["cell"]
     for r in range(state["rows"]):
         for c in range(state["cols"]):

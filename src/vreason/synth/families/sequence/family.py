@@ -25,6 +25,7 @@ import numpy as np
 
 from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig, TaskFamily, TaskInstance, VerifyResult, family
+from vreason.synth.draw import canvas
 from vreason.synth.shapes import PALETTE, SHAPES, dashed_rect, draw_shape
 
 BG = (238, 236, 230)
@@ -73,8 +74,7 @@ def render_row(state: dict[str, Any], cfg: RenderConfig, fill: dict[str, Any] | 
     """The row with the missing cell empty, or holding ``fill`` blended in with ``alpha``."""
     import cv2
 
-    img = np.empty((cfg.height, cfg.width, 3), np.uint8)
-    img[:] = BG
+    img = canvas(cfg.width, cfg.height, BG)
     miss = state["missing"]
     for i, spec in enumerate(state["cells"]):
         x0, y0, x1, y1 = cell_rect(state, i)

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from vreason.synth.base import RenderConfig
+from vreason.synth.draw import canvas
 
 BG = (228, 224, 216)
 BOARD = (52, 52, 62)
@@ -81,8 +82,7 @@ def shortest_moves(start: tuple[int, ...], target: tuple[int, ...], n: int, limi
 def _sprite(num: int, color: list[int], size: int) -> np.ndarray:
     import cv2
 
-    img = np.empty((size, size, 3), np.uint8)
-    img[:] = BOARD
+    img = canvas(size, size, BOARD)
     pad = max(2, size // 25)
     cv2.rectangle(img, (pad, pad), (size - pad - 1, size - pad - 1), tuple(color), -1)
     text = str(num)
