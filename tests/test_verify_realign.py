@@ -64,3 +64,32 @@ def test_the_shift_on_top_of_the_interpolated_camera_is_measured():
                            borderMode=cv2.BORDER_REPLICATE)
     got = shifted(frame, grey, init)
     assert got is not None and moved_px(got, want, (w, h)) < 0.25, (got, want)
+
+
+def test_the_last_frame_found_against_the_final_picture_when_no_camera_follows_the_first(monkeypatch):
+    """``explain_video``'s fallback: when the frame-to-frame search finds no camera for the last frame against
+    the first (None: no candidate plausible), the last frame is searched against the final picture and that
+    camera, scored over the still pixels, is the end of the interpolation. Forced here (the search patched to
+    find nothing once, for the last frame alone), on a slow zoom: the video is explained, the fallback ran, and
+    no frame needed re-aligning on its own."""
+    import vreason.verify.explain as ex_mod
+
+    r = rng(90)
+    start, final, box = scene(r)
+    zoom = float(r.choice([-1, 1]) * r.uniform(0.02, 0.04))
+    frames = camera(oracle(start, final, box), 0.0, zoom, 0.0, r)
+    real = ex_mod.against_first
+    calls: list[bool] = []
+
+    def first_finds_nothing(frame, first_grey, init=None, mask=None, extra=()):  # noqa: ANN001, ANN202
+        calls.append(bool(extra))
+        if len(calls) == 1:  # the last frame against the first, before any fallback
+            assert init is None and not extra
+            return None
+        return real(frame, first_grey, init, mask, extra)
+
+    monkeypatch.setattr(ex_mod, "against_first", first_finds_nothing)
+    ex = run(frames, start, box, final=final)
+    assert ex.ok, ex.as_json()
+    assert len(calls) >= 2 and calls[1], "the fallback searched the last frame against the final picture"
+    assert not any(f.realigned for f in ex.frames), [f.index for f in ex.frames if f.realigned]
