@@ -154,6 +154,19 @@ def _ball(i, fps: float, seconds: float, release: float = 0.0, **change):
     return _render(st, pos, CFG), list(t)
 
 
+def test_sequence_reads_the_held_answer_through_the_scene_s_camera(tmp_path):
+    """A hard sequence oracle under a constant −1.02° camera turn (P5 ``rotate``, case seed 345114942, index 2).
+    The last frames were unchanged since an earlier parse whose frame was no longer kept, so the end check fell
+    back to stabilising them by a shift only: the turn stayed in the card and the answer read at 0.889 opacity,
+    under ``ALPHA_MIN`` (0.9): ``right_element`` failed. The end check now reads the parses that kept their frame
+    (the last frame's always, the camera undone): 0.97."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P5", "sequence", "rotate", True, "hard", 2, 5, 345114942), str(tmp_path))
+    assert out is not None and out.params["degrees"] == -1.02
+    assert out.ok and out.passed, out.reason
+
+
 @pytest.mark.parametrize("difficulty", [
     pytest.param(d, marks=by_difficulty("gravity", d, ("easy", "hard"), salt="seconds")) for d in ("easy", "hard")])
 def test_gravity_in_seconds_release_detected_physics_checked(difficulty):

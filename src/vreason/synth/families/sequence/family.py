@@ -317,7 +317,11 @@ class Sequence(TaskFamily):
         have = sorted(rec.records)
         ends = [rec.records[max(j for j in have if j <= i)] for i in range(n - k, n)] if (
             rec.seen == n and have and have[0] <= n - k) else []
-        if any(p.frame is None for p in ends) or not ends:
+        # a last frame unchanged since an earlier parse shares that parse, whose frame may no longer be kept: the
+        # parses that kept theirs (the last frame's always) — else the stabilised frames (a shift only) left a
+        # 1° camera turn in the card and read the answer at 0.889 opacity, under ALPHA_MIN (case seed 345114942)
+        ends = [p for p in ends if p.frame is not None]
+        if not ends:
             last, _ = ft.stabilise(frames[-k:], ref, box=_static_box(state))
             pre = prepare(state, cfg)
             ends = []
