@@ -106,3 +106,16 @@ def test_without_ocr_the_suite_scores_unscored(tmp_path, monkeypatch):
     inst = make_instance("choice", "easy", 0, SEED, CFG)
     s = score_clip("choice", "easy", 0, SEED, Clip(inst.solution, float(CFG.fps)), str(tmp_path), CFG)
     assert s.status.value == "ok" and s.passed
+
+
+def test_a_slow_zoom_is_not_an_answer_still_fading(tmp_path):
+    """An easy arithmetic oracle under an honest 4.6% zoom (P5 ``zoom``, case seed 3415770, index 2). The held
+    window's frames, measured against the last one, moved towards it frame after frame (the zoom), and aligned onto
+    it by the frame-to-frame search they still did: on the white page with one line of text that search missed
+    the zoom, and 112 px read as "still fading" from frame 58 (``held`` failed). The full similarity search
+    against the last frame is now a candidate too (``frametools._onto_last``): held."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P5", "arithmetic", "zoom", True, "easy", 2, 5, 3415770), str(tmp_path))
+    assert out is not None and out.params["zoom"] == 0.046
+    assert out.ok and out.passed, out.reason

@@ -288,6 +288,7 @@ def _onto_last(frames: list[np.ndarray], last: np.ndarray) -> tuple[list[np.ndar
     every warp covers (less the residual's border); None when a frame has no plausible camera."""
     import cv2
 
+    from vreason.verify.align import align
     from vreason.verify.frame_check import BORDER_PX
     from vreason.verify.relative import relative
 
@@ -298,7 +299,8 @@ def _onto_last(frames: list[np.ndarray], last: np.ndarray) -> tuple[list[np.ndar
     out = []
     for f in frames:
         g = cv2.cvtColor(np.ascontiguousarray(f[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
-        rel = relative(g, g_last)
+        found = align(f, last)  # the full search: on a white page the quick candidates can miss a slow zoom
+        rel = relative(g, g_last, extra=(found.warp,) if found.ok else ())
         if rel is None:
             return None
         out.append(cv2.warpAffine(np.ascontiguousarray(f[..., :3]), rel, (w, h), flags=cv2.INTER_LINEAR,
