@@ -222,6 +222,21 @@ def test_a_thin_hand_drawn_loop_crossing_the_outlines_is_one_mark(env):
     assert run("mcq", img, p.model_copy(update={"option_boxes": {}}), env).passed is True
 
 
+def test_noise_over_an_unmarked_sheet_highlights_no_option(env):
+    """Baselines: uniform noise, the sheet half under noise and the sheet under Gaussian noise (σ 40) mark no
+    option. Without the speck filter (``mcq.MIN_PIECE``) the closing joined noise's red specks into blobs, and 2
+    of 16 half-noise sheets (numpy seed 1) read as a highlighted option; 0 of 300 with it."""
+    for k in range(6):
+        rng = rng_for(5, k)
+        inst = make_instance("choice", ("easy", "medium", "hard")[k % 3], 0, int(rng.integers(10 ** 6)), CFG)
+        p = tivi(inst)
+        noise = rng.integers(0, 256, inst.first_frame.shape).astype(np.uint8)
+        for img in (noise, (0.5 * inst.first_frame + 0.5 * noise).astype(np.uint8),
+                    np.clip(inst.first_frame + rng.normal(0, 40, noise.shape), 0, 255).astype(np.uint8)):
+            res = run("mcq", img, p, env)
+            assert res.passed is False and res.details["highlighted"] != [p.answer.upper()], res.details
+
+
 # ------------------------------------------------------------------ sequence: handwritten numbers in cells
 def test_handwritten_numbers_in_sequence_cells(env, digits):
     """The missing items of a rendered number sequence handwritten into their cells (the "?" wiped; digits

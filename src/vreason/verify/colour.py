@@ -113,17 +113,22 @@ def near_rgb_on_page(frame: np.ndarray, rgb: Sequence[int], tol: int) -> np.ndar
 
 
 def find(frame: np.ndarray, spec: ColourSpec, *, min_area: float = MIN_AREA, open_px: int | None = None,
-         close_px: int | None = None) -> list[Blob]:
+         close_px: int | None = None, min_piece: int = 0) -> list[Blob]:
     """Objects of ``spec``'s colour in one RGB frame, largest first. The mask is opened, then closed, by
     ``open_px`` and ``close_px`` (default 3 each from 120 px up, else none): an opening of 3 also removes strokes
-    thinner than 3 px, so a caller that reads thin marks passes ``open_px=1``."""
+    thinner than 3 px, so a caller that reads thin marks passes ``open_px=1`` and drops specks instead by size:
+    ``min_piece``, the pixels a connected piece of the colour needs before the closing (a stroke's pieces are
+    long, noise's are a few pixels; closed without it, noise joins into blobs)."""
     import cv2
 
     rgb = to_rgb(frame)
     h, w = rgb.shape[:2]
     k = 3 if min(h, w) >= 120 else 1
-    mask = scene.clean(colour_mask(rgb, spec), open_px=k if open_px is None else open_px,
-                       close_px=k if close_px is None else close_px)
+    raw = colour_mask(rgb, spec)
+    if min_piece > 1:
+        n, lab, stats, _ = cv2.connectedComponentsWithStats(raw.astype(np.uint8), connectivity=8)
+        raw = (stats[:, cv2.CC_STAT_AREA] >= min_piece)[lab] & (lab > 0)
+    mask = scene.clean(raw, open_px=k if open_px is None else open_px, close_px=k if close_px is None else close_px)
     n, _, stats, _ = cv2.connectedComponentsWithStats(mask, connectivity=8)
     out = []
     for i in range(1, n):

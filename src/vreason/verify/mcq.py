@@ -25,6 +25,9 @@ MIN_SIDE = 0.02
 MIN_IOU = 0.3
 CLOSE_PX = 5
 """The highlight mask is closed by this many px (no opening): gaps where a thin mark crosses another line."""
+MIN_PIECE = 20
+"""Before the closing, connected pieces of the highlight colour under this many px are dropped (noise's specks;
+closed with them, a noisy frame's specks joined into blobs over an option)."""
 
 
 def _iou(a, b) -> float:
@@ -54,8 +57,10 @@ def check_mcq(frames, times, gt_end, params: McqParams, env: CheckEnv) -> CheckR
     options = [o.upper() for o in params.options]
     found: list[dict[str, Any]] = []
     # a mark may be drawn by hand with a thin pen: no opening (a 3-px one broke a 2-px loop round the answer into
-    # pieces each overlapping its box under MIN_IOU); a 5-px closing bridges where it crosses the option's outline
-    for b in colour.find(frame, params.box_colour, open_px=1, close_px=CLOSE_PX):
+    # pieces each overlapping its box under MIN_IOU), specks dropped by size; a 5-px closing bridges where it
+    # crosses the option's outline
+    for b in colour.find(frame, params.box_colour, open_px=1, close_px=CLOSE_PX,
+                              min_piece=MIN_PIECE):
         x0, y0, x1, y1 = b.box
         if x1 - x0 < MIN_SIDE or y1 - y0 < MIN_SIDE:
             continue
