@@ -119,3 +119,20 @@ def test_a_slow_zoom_is_not_an_answer_still_fading(tmp_path):
     out = run_case(Case("P5", "arithmetic", "zoom", True, "easy", 2, 5, 3415770), str(tmp_path))
     assert out is not None and out.params["zoom"] == 0.046
     assert out.ok and out.passed, out.reason
+
+
+JUMPS = [("arithmetic", "easy", 2, 187208523), ("numseq", "easy", 2, 33090419), ("numseq", "medium", 1, 865640924),
+         ("numseq", "easy", 0, 761904750)]
+
+
+@pytest.mark.parametrize("family,difficulty,index,case_seed", JUMPS, ids=[f"{j[0]}-{j[3]}" for j in JUMPS])
+def test_a_jump_while_the_answer_fades_in_fails(tmp_path, family, difficulty, index, case_seed):
+    """P2 ``jump``: 2–5 frames from elsewhere in the video (or the final picture) while the answer is still fading
+    in. Through H.264 each of these passed: the answer shown whole for a few frames, then back to its fade, never
+    moved a pixel across :data:`~vreason.verify.written.CHANGED` and back under ``RETURNED``. The written answer's
+    ink level is now held at every level (``written.FADED``): the fall back to the fade fails the scene."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P2", family, "jump", False, difficulty, index, SEED, case_seed), str(tmp_path))
+    assert out is not None and out.ok and not out.passed, out
+    assert out.reason == "failed checks: scene", out.reason

@@ -10,7 +10,13 @@ later frame where a connected patch of over that many
 written pixels is back within :data:`RETURNED` levels of the start image lost part of the answer — a digit
 dropped for a frame, an answer shown and taken back — unless some changed pixel lies within :data:`SHIFT_PX` of
 it (a shaking camera moves the strokes). The two levels are apart (hysteresis), so a fade or a codec's flicker
-around one level does not count. The start image's own ink and its 3-px surround are not tracked so; there, and
+around one level does not count. An answer is also not shown and taken back while it fades in, under those two
+levels: each free pixel's *ink level* (how far it lies outside the start image's range) is held at the highest it
+showed in two frames in a row (or in a connected change of over ``MAX_BLOB`` px), and a frame where a connected
+patch of over ``MAX_BLOB`` px fell more than :data:`FADED` levels below its held level, with no pixel within
+:data:`SHIFT_PX` still that dark, lost part of what it showed.
+
+The start image's own ink and its 3-px surround are not tracked so; there, and
 everywhere in the free regions, nothing comes and goes: a connected patch of over that many px of a frame whose
 values lie more than :data:`CHANGED` levels outside the 1-px range of each of the next 1–:data:`FLICKER_FRAMES`
 frames (nothing like them within 1 px there: a shake that moved a stroke keeps it) and within :data:`RETURNED`
@@ -40,6 +46,13 @@ SHIFT_PX = 3
 """How far the camera may move the picture against the start image's grid (a 2-px shake, a slow zoom): a pixel is
 compared with the range of the start image within this many px of it (so the edges of printed lines next to a
 free region never read as written), and a written pixel with a changed pixel this close is not lost."""
+FADED = CHANGED - RETURNED
+"""A free pixel whose ink (its distance outside the start image's range) fell this far below the level it once
+held — in two frames in a row, or in a connected change over ``max_blob`` px — with no pixel within
+:data:`SHIFT_PX` still that dark, lost part of the answer: the same hysteresis as :data:`CHANGED` /
+:data:`RETURNED`, at every level, so an answer fading in cannot be shown whole (or taken away) for a few frames
+and go back to its fade (the written families' P2 ``jump``, suite seed 5, case seeds 187208523,
+33090419, 865640924, 761904750)."""
 FLICKER_FRAMES = 5
 """The longest run of frames a patch may be seen gone (or changed) before it comes back and still count as taken
 away and drawn back: the principle tests' drops and blank frames last 1–3 frames, their jumps (to the first frame:
@@ -69,7 +82,9 @@ class WrittenKept:
         self.free = free[y0:y1, x0:x1].astype(bool)
         self.max_blob = max_blob
         self.written = np.zeros(self.free.shape, bool)
-        self._seen: tuple[int, np.ndarray] | None = None  # the last frame committed and its changed pixels
+        self.level = np.zeros(self.free.shape, np.int16)  # the ink level each free pixel once held
+        self._seen: tuple[int, np.ndarray, np.ndarray] | None = None  # the last frame committed, its changed
+        # pixels and its ink levels
         self._pending: tuple[int, np.ndarray, np.ndarray] | None = None  # this frame's last check (changed
         # pixels, crop), committed at the next
         self._crops: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # the crops of the last FLICKER_FRAMES
@@ -85,15 +100,22 @@ class WrittenKept:
             self._commit(*self._pending, skipped=i - self._pending[0] - 1)
         x0, y0, x1, y1 = self.box
         f = frame[y0:y1, x0:x1, :3].astype(np.int16)
-        out = np.maximum(self.lo - f, f - self.hi).max(axis=2)
-        changed = (out > CHANGED) & self.free
-        self._pending = (i, changed, f)
-        near = cv2.dilate(changed.astype(np.uint8), np.ones((2 * SHIFT_PX + 1,) * 2, np.uint8)) > 0
+        out = np.maximum(self.lo - f, f - self.hi).max(axis=2).clip(0) * self.free
+        changed = out > CHANGED
+        self._pending = (i, changed, f, out)
+        k = np.ones((2 * SHIFT_PX + 1,) * 2, np.uint8)
+        near = cv2.dilate(changed.astype(np.uint8), k) > 0
         back = (np.abs(f - self.start).max(axis=2) <= RETURNED) & self.written & ~near
         area, (x, y, w, h) = _largest(back)
         if area > self.max_blob:
             return (f"{area} px of what was written at {[x0 + x, y0 + y, x0 + x + w, y0 + y + h]} are gone (a "
                     "written answer stays)")
+        faded = self.level - cv2.dilate(out, k) > FADED  # no pixel this dark within SHIFT_PX any more
+        area, (x, y, w, h) = _largest(faded)
+        if area > self.max_blob:
+            drop = int(np.median((self.level - out)[faded]))
+            return (f"{area} px of what was written at {[x0 + x, y0 + y, x0 + x + w, y0 + y + h]} faded by "
+                    f"{drop} levels from what they showed (a written answer stays)")
         return self._flicker(i, f)
 
     def _flicker(self, i: int, f: np.ndarray) -> str | None:
@@ -137,7 +159,7 @@ class WrittenKept:
                         "go)")
         return None
 
-    def _commit(self, i: int, changed: np.ndarray, crop: np.ndarray, *, skipped: int = 0) -> None:
+    def _commit(self, i: int, changed: np.ndarray, crop: np.ndarray, out: np.ndarray, *, skipped: int = 0) -> None:
         """Frame ``i``'s last check becomes the record; ``skipped`` frames after it were not checked (they showed
         what it showed: :func:`vreason.verify.explain.explain_video` skips a frame whose blocks did not change)."""
         import cv2
@@ -146,11 +168,14 @@ class WrittenKept:
         rec = (crop, cv2.erode(crop, kernel), cv2.dilate(crop, kernel))  # the crop and its 1-px range
         self._crops = (self._crops + [rec] * (1 + max(0, skipped)))[-(FLICKER_FRAMES + 1):]
 
-        steady = changed & self._seen[1] if self._seen is not None and self._seen[0] < i else np.zeros_like(changed)
+        before = self._seen is not None and self._seen[0] < i
+        steady = changed & self._seen[1] if before else np.zeros_like(changed)
         n, lab, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8), connectivity=8)
-        big = np.nonzero(stats[1:, cv2.CC_STAT_AREA] > self.max_blob)[0] + 1
-        self.written |= steady | np.isin(lab, big)
-        self._seen = (i, changed)
+        big = np.isin(lab, np.nonzero(stats[1:, cv2.CC_STAT_AREA] > self.max_blob)[0] + 1)
+        self.written |= steady | big
+        held = np.minimum(out, self._seen[2]) if before else np.zeros_like(out)
+        np.maximum(self.level, np.where(big, out, held), out=self.level)
+        self._seen = (i, changed, out)
 
 
 def _largest(mask: np.ndarray) -> tuple[int, tuple[int, int, int, int]]:
