@@ -167,6 +167,18 @@ def test_sequence_reads_the_held_answer_through_the_scene_s_camera(tmp_path):
     assert out.ok and out.passed, out.reason
 
 
+
+def test_sequence_a_fade_shown_ahead_then_resumed_fails(tmp_path):
+    """P2 ``jump`` (easy, index 3, case seed 284501574): frames 32–33 come from later in the video (the answer at
+    opacity 1.00 while the fade is at 0.56), then the fade resumes at 0.71. A fall of 0.29 was under the 0.3 that
+    served both as the opacity that locks the element and as the fall allowed; the fall allowed is now
+    ``FADE_BACK`` (0.15, twice the codec's spread): the scene fails at frame 34 through H.264."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P2", "sequence", "jump", False, "easy", 3, 5, 284501574), str(tmp_path))
+    assert out is not None and out.params == {"window": [32, 2], "from": "elsewhere"}, out
+    assert out.ok and not out.passed and out.reason == "failed checks: scene", out
+
 @pytest.mark.parametrize("difficulty", [
     pytest.param(d, marks=by_difficulty("gravity", d, ("easy", "hard"), salt="seconds")) for d in ("easy", "hard")])
 def test_gravity_in_seconds_release_detected_physics_checked(difficulty):

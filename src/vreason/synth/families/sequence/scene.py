@@ -36,11 +36,16 @@ ALPHA_SPREAD = 0.12
 """How far the opacity may vary across the blank card around its parsed value (per pixel, along the element's
 own colour only): a codec updates a fade's blocks at slightly different frames (an H.264 re-encode at half size
 left a 3-px stripe 0.05–0.07 behind the rest)."""
-FADE_BACK = 0.3
-"""How far the blank card's element may fade back from the highest opacity it showed (the codec's spread of a
-fade across the card is ≤ 0.07, :data:`ALPHA_SPREAD`); a blink of the element or an element swapped in for it
-is not a legal state (issue 24: the answer dropped for one frame at window [52, 1] of seed 58419 was
-explained)."""
+FADE_LOCK = 0.3
+"""Once the blank card showed an element above this opacity, the element is the card's: a blink of it or an
+element swapped in for it is not a legal state (issue 24: the answer dropped for one frame at window [52, 1] of
+seed 58419 was explained). Below it the card may still change its mind (a faint start reads as any element)."""
+FADE_BACK = 0.15
+"""How far the locked element's opacity may fall back from the highest it showed: the parse of one frame against
+the next moves by ≤ 0.07 under the suite's codecs (:data:`ALPHA_SPREAD`: the spread of a fade across the card),
+twice that is kept. A fade shown ahead for a few frames and then resumed falls back further (P2 ``jump``, easy,
+index 3, case seed 284501574: frames 32–33 at 1.00 between 0.56 and 0.71 — a fall of 0.29, under the 0.3 that
+served as both levels before)."""
 CONTRAST_MIN = 30.0
 """Pixels where the element differs from the empty card by less than this (RGB distance) keep the card's
 opacity (their own is not measurable)."""
@@ -233,18 +238,18 @@ def render_parse(pre: Prepared, p: FrameParse, cache: dict[tuple[str, int], np.n
 
 def _faded_back(shown: dict[str, Any], p: FrameParse) -> str | None:
     """Why the blank card's element went back (None: it did not). An element fades in and stays: once shown
-    above :data:`FADE_BACK`, its opacity may not fall by more than that, nor may another element (or the bare
-    card) take its place — a blink of the answer, a wrong element swapped in. Below that the card may still
+    above :data:`FADE_LOCK`, its opacity may not fall by more than :data:`FADE_BACK`, nor may another element (or
+    the bare card) take its place — a blink of the answer, a wrong element swapped in. Below that the card may still
     change its mind (a faint start reads as any element). ``shown`` keeps the element and its peak."""
     level = p.alpha if p.fill != "empty" else 0.0
     peak = float(shown["peak"])
-    if peak > FADE_BACK:
+    if peak > FADE_LOCK:
         now = level if p.fill in (shown["fill"], "empty") else 0.0
         if peak - now > FADE_BACK:
             was = f"{shown['fill']} at {peak:.2f}"
             return (f"the blank card's {was} went back to {p.fill}" if p.fill not in (shown["fill"], "empty")
                     else f"the blank card's {was} faded back to {level:.2f}")
-    if p.fill != "empty" and (p.fill == shown["fill"] or peak <= FADE_BACK):
+    if p.fill != "empty" and (p.fill == shown["fill"] or peak <= FADE_LOCK):
         shown["peak"] = max(peak, level) if p.fill == shown["fill"] else level
         shown["fill"] = p.fill
     return None
