@@ -106,3 +106,12 @@ def test_missing_is_its_float_definition():
         want = ((lacks_dark > np.maximum(np.float32(tol), np.float32(MISSING_FRAC) * depth_dark))
                 | (lacks_bright > np.maximum(np.float32(tol), np.float32(MISSING_FRAC) * depth_bright)))
         assert np.array_equal(residual.missing(frame, ref, tol), want)
+
+
+@pytest.mark.parametrize("tol", [-1.0, -0.5, float("nan")])
+def test_missing_refuses_a_tolerance_that_is_not_a_number_of_levels(tol):
+    """Below 0 the float rule calls every pixel of a flat picture missing (0 > −1) and the lookup table none (its
+    bounds are clipped to 0): the two forms part, so such a tolerance is refused, not read one way or the other."""
+    img = np.full((8, 8, 3), 128, np.uint8)
+    with pytest.raises(ValueError, match="tolerance"):
+        residual.missing(img, img, tol)

@@ -169,8 +169,13 @@ def missing(frame: np.ndarray, expected: np.ndarray, tol: float = TOL) -> np.nda
     """Bool mask of the expected picture's pixels the frame does not show (see the module): the expected luma
     lies outside the frame's luma range within :data:`MISSING_EDGE_PX` by more than ``tol`` and by more than
     :data:`MISSING_FRAC` of the pixel's own depth — how far it lies below the brightest (for a frame that lacks
-    its darkness) or above the darkest (lacking its brightness) expected luma within :data:`MISSING_CONTRAST_PX`."""
+    its darkness) or above the darkest (lacking its brightness) expected luma within :data:`MISSING_CONTRAST_PX`.
+    ``tol`` is a number of levels, ≥ 0: a negative one is refused (the float rule would call every pixel missing,
+    the lookup table none)."""
     import cv2
+
+    if not tol >= 0:
+        raise ValueError(f"residual.missing: the tolerance is a number of levels ≥ 0, not {tol}")
 
     fy = cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2GRAY)
     ey = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2GRAY)
