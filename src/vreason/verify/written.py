@@ -85,8 +85,8 @@ class WrittenKept:
         self.level = np.zeros(self.free.shape, np.int16)  # the ink level each free pixel once held
         self._seen: tuple[int, np.ndarray, np.ndarray] | None = None  # the last frame committed, its changed
         # pixels and its ink levels
-        self._pending: tuple[int, np.ndarray, np.ndarray] | None = None  # this frame's last check (changed
-        # pixels, crop), committed at the next
+        self._pending: tuple[int, np.ndarray, np.ndarray, np.ndarray] | None = None  # this frame's last check
+        # (changed pixels, crop, ink levels), committed at the next
         self._crops: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # the crops of the last FLICKER_FRAMES
         # + 1 frames committed, in order, each with its 1-px range (least, greatest)
 
