@@ -396,16 +396,19 @@ def test_fading_px_sees_an_answer_still_fading_in_and_not_a_held_or_flickering_o
     assert fading_px([cut[1], cut[3], cut[4]], cut[-1]) > 32, (end, step)
 
 
-def test_a_page_clipped_in_a_channel_by_the_exposure_is_held_frame_to_frame():
+@pytest.mark.parametrize("difficulty,seed", [("easy", 143667987), ("medium", 261988366), ("medium", 24)])
+def test_a_page_clipped_in_a_channel_by_the_exposure_is_held_frame_to_frame(difficulty, seed):
     """The suite's sliding puzzle brightened by 15% with a 6° hue turn, through H.264: the page's green clips at
     253–255 frame to frame, and its correction maps 253 and 254 25 levels apart (the green gain is fitted short under
     the hue turn). Two clipped observations are no change: every frame is explained (seed 143667987 was not, 44 px
-    "changed since the first frame")."""
+    "changed since the first frame"). Medium 261988366: the green fit pulled short by a tile's green near the clip
+    left the page 30 levels off (exposure.NEAR_CLIP); medium 24 and easy 143667987 with the fit right: a cyan
+    tile's clipped green read 245 in one frame, 254 in another (frame_check.CLIP_DRIFT)."""
     import tempfile as tf
 
     from vreason.synth.adversary import load_variants, run_variant
 
     v = next(v for v in load_variants()["sliding"] if v.name == "brighter15_hue_plus6")
     with tf.TemporaryDirectory() as d:
-        score = run_variant(v, "easy", 0, 143667987, d)
+        score = run_variant(v, difficulty, 0, seed, d)
     assert score.passed, score.evidence.details.get("scene")

@@ -53,6 +53,7 @@ from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers im
     _inner,
     _Ref0,
     box_mask,
+    censored,
     changed_box,
     clipped_channels,
     codec_ring,
@@ -343,8 +344,12 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         if i == 0 and ref0 is not None:
             # the temporal residual's reference is the first frame corrected as the later frames are (gain
             # fitted against the expected rendering): the start check's own correction differs at clipped edges
+            clipped = clipped_channels(geo)
+            if gains[0] is not None and shown:  # and the clipped observations the codec pulled in (CLIP_DRIFT)
+                pulled = censored(geo, shown[0], gains[0], gains[1])
+                clipped = pulled if clipped is None else clipped | pulled
             ref0 = _Ref0(ref0.start, held[0] if held and region is None else ref0.frame, ref0.valid,
-                         clipped_channels(geo), ref0.ring)
+                         clipped if clipped is not None and clipped.any() else None, ref0.ring)
         out.full_checks += 1
         if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the

@@ -15,6 +15,13 @@ videos failed their first frame (twelfth session; 2 levels until then). Narrower
 :data:`vreason.verify.frame_check.CLIP_NOISE` (6) on purpose: a level's median is far less noisy than one pixel,
 and a page honestly a few percent darker (249–251) keeps its level in the fit."""
 
+NEAR_CLIP = 6
+"""A level whose median lies within this many levels of 0 or 255 (but not within :data:`CLIP_MARGIN`) may be
+clipped and pulled in by a codec or a camera's hue turn: a gain is fitted without such levels when the others
+still span :data:`GAIN_SPAN`. Sliding brightened by 15% with a 6° hue turn, H.264 (VREASON_ADV_SEED=261988366):
+a light tile's green, clipped before the turn, read 251 and pulled the green gain to 1.07 against 1.13 from every
+other level; the clipped page then mapped 11 levels short of the clip it shows and read 30 levels off."""
+
 GAIN_SPAN = 40
 """Levels this far apart (or more) measure a gain: two unclipped ones, or a clipped one and the unclipped mean."""
 
@@ -90,7 +97,8 @@ def _fit(hy: np.ndarray, hx: np.ndarray) -> tuple[float, float] | None:
 
     Levels are binned by 4; a level counts when it holds ≥ 20 observations and ≥ 0.2% of them and its median
     is not clipped (within :data:`CLIP_MARGIN` of 0 or 255; weight √count): what a frame changed is a minority of
-    its level and drops out. Two levels ≥ 40 apart give gain and offset; a scene of one usable level (a light page
+    its level and drops out. Two levels ≥ 40 apart give gain and offset (without the levels within
+    :data:`NEAR_CLIP` of a clip when the others are enough); a scene of one usable level (a light page
     with thin text) gives the offset alone (gain 1); an implausible fit (gain outside 0.6..1.6, offset beyond ±60)
     falls back to the offset alone. None when no level is usable (or under 100 observations)."""
     hx4 = hx.reshape(64, 4)
@@ -110,8 +118,13 @@ def _fit(hy: np.ndarray, hx: np.ndarray) -> tuple[float, float] | None:
     hi_x, lo_x, hi_y, lo_y = px[hi], px[lo], py[hi], py[lo]
     big, py, px = big[unclipped], py[unclipped], px[unclipped]
     wts = np.sqrt(counts[big].astype(np.float64))
-    if len(big) >= 2 and float(px.max() - px.min()) >= GAIN_SPAN:
-        a, b = np.polyfit(px, py, 1, w=wts)
+    # levels near a clip (within NEAR_CLIP of it) may be clipped and pulled in: left out when the others still
+    # span a gain
+    safe = (py < 255 - NEAR_CLIP) & (py > NEAR_CLIP)
+    if safe.sum() < 2 or float(px[safe].max() - px[safe].min()) < GAIN_SPAN:
+        safe = np.ones(len(py), bool)
+    if len(big) >= 2 and float(px[safe].max() - px[safe].min()) >= GAIN_SPAN:
+        a, b = np.polyfit(px[safe], py[safe], 1, w=wts[safe])
         if 0.6 <= a <= 1.6 and -60 <= b <= 60:
             return float(a), float(b)
     d = py - px  # the offset alone: the weighted median of the levels' shifts

@@ -46,6 +46,15 @@ GAIN_SAMPLES = 100_000
 CLIP_NOISE = 6
 """Levels of codec noise a clipped flat area shows below (above) the clip (H.264 at the suite's quality: 253s
 in a page brightened to 255)."""
+CLIP_DRIFT = 2 * CLIP_NOISE
+"""How far under (over) a clip a decoded channel may lie and still be a clipped observation, where the exposure
+drives the expected value past that clip by at least as much (:func:`censored`): the codec lets such an area
+drift further from the clip frame to frame than within one frame. Sliding brightened by 15% with a 6° hue turn
+(H.264): a cyan tile's green, driven 13 levels past the clip, read 245 in one frame and 254 in another; the
+correction maps the clip to the rendering (:func:`_declip`) and 245 to 19 levels under it — 28–30 px "changed
+since the first frame" either way round (VREASON_ADV_SEED 143667987 easy, 24 medium). A white page the exposure
+leaves at the clip (a gain of 1) is driven past it by nothing: a faint mark on it is still judged."""
+
 CODEC_RING = 8
 """Pixels around a changed object the temporal residual leaves to the rendering residual: a moved object's edge,
 and the ringing an intra codec puts in the 8×8 blocks it shares with the object (MJPEG q=6: a coin's ringing
@@ -143,7 +152,7 @@ class _Ref0:
     valid: np.ndarray
     clipped: np.ndarray | None = None
     """Per channel, where the first frame as decoded (aligned, uncorrected) is within :data:`CLIP_NOISE` of a clip
-    (:func:`clipped_channels`; None: nowhere)."""
+    (:func:`clipped_channels`) or a clipped observation pulled in (:func:`censored`); None: nowhere."""
     ring: int = CODEC_RING
     """:data:`CODEC_RING` in this video's pixels (:func:`codec_ring`)."""
 
@@ -164,6 +173,26 @@ def clipped_channels(raw: np.ndarray) -> np.ndarray | None:
     no channel is anywhere."""
     m = (raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE)
     return m if m.any() else None
+
+
+def censored(raw: np.ndarray, expected: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
+    """Per channel of a decoded frame (uint8 RGB, on ``expected``'s grid), where it lies within :data:`CLIP_DRIFT`
+    of the top (bottom) clip and the exposure ``gain · expected + off`` lies past that clip by at least as far as
+    the frame lies from it: a clipped observation the codec pulled in."""
+    import cv2
+
+    lv = np.arange(256, dtype=np.float32)[:, None]
+    mapped = lv * np.asarray(gain, np.float32)[None] + np.asarray(off, np.float32)[None]
+    over = _lut3(expected, np.clip(np.rint(mapped - 254), 0, 255))  # how far past the top clip
+    under = _lut3(expected, np.clip(np.rint(1 - mapped), 0, 255))
+    shape = raw.shape[:2] + (3,)
+    flat = (shape[0], shape[1] * 3)  # one channel: OpenCV takes a scalar for the first channel of three only
+    raw, over, under = (np.ascontiguousarray(a[..., :3]).reshape(flat) for a in (raw, over, under))
+    hi = cv2.bitwise_and(cv2.compare(raw, 254 - CLIP_DRIFT, cv2.CMP_GE),
+                         cv2.compare(cv2.subtract(np.full_like(raw, 254), raw), over, cv2.CMP_LE))
+    lo = cv2.bitwise_and(cv2.compare(raw, 1 + CLIP_DRIFT, cv2.CMP_LE),
+                         cv2.compare(cv2.subtract(raw, np.full_like(raw, 1)), under, cv2.CMP_LE))
+    return (cv2.bitwise_or(hi, lo) > 0).reshape(shape)
 
 
 def _trail(expected: np.ndarray, recent: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -271,7 +300,7 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
         fixed = g
         if gain is not None:
             fixed = _declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
-        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail, raw=g)
+        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail, raw=g, gain=gain)
         if fc.explained:
             if corrected is not None:  # the corrected crop (the first frame: the temporal residual's reference)
                 corrected[:] = [fixed]
@@ -298,7 +327,7 @@ def _grow_by_parse(region: Region | None, expected: np.ndarray, before: np.ndarr
 
 def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray | None, valid: np.ndarray,
                r: Region, ref0: _Ref0 | None, max_blob: int, trail: np.ndarray | None = None, *,
-               raw: np.ndarray | None = None) -> FrameCheck:
+               raw: np.ndarray | None = None, gain: tuple[np.ndarray, np.ndarray] | None = None) -> FrameCheck:
     """The rendering residual and (where the expected picture has not changed since the start) the temporal
     one of the corrected frame crop ``fixed`` (region ``r``); ``trail``: pixels both judge per pixel only.
     ``raw``: the crop as decoded: a channel near the clip in it and in the first frame (:attr:`_Ref0.clipped`)
@@ -312,7 +341,10 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r), ref0.ring)
         ref = _crop(ref0.frame, r)
         if raw is not None and ref0.clipped is not None:
-            both = _crop(ref0.clipped, r) & ((raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE))
+            near = (raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE)
+            if gain is not None:
+                near |= censored(raw, _crop(expected, r), *gain)
+            both = _crop(ref0.clipped, r) & near
             if both.any():
                 fixed = np.where(both, ref, fixed)
         tres = residual(fixed, ref, static, valid=_crop(valid & ref0.valid, r),
