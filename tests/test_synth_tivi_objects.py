@@ -97,3 +97,23 @@ def test_suite_answerer_says_it_does_not_know():
         qa_parser(2)(reply.text)
     _, no_frames = _ask([q], [])
     assert no_frames.text == "I don't know."
+
+
+@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
+def test_graph_token_cut_as_it_arrives_fails_and_rested_passes(difficulty):
+    """The end state holds over the suite's end window (draw.END_HOLD_S) in graph too: TiViBench's holds_goal reads
+    two of 16 samples, and the oracle cut at the frame where the token reaches the node (a few px short of it)
+    passed (P3 end_early, case seed 2082167906). Cut there it fails `held`; cut once it has rested over the window
+    it passes."""
+    from vreason.synth import draw
+
+    fam = get_family("graph")
+    inst = make_instance("graph", difficulty, 0, int(np.random.default_rng().integers(1 << 30)), CFG)
+    moving = [i for i in range(1, CFG.n_frames) if not np.array_equal(inst.solution[i], inst.solution[i - 1])]
+    arrive = moving[-1]  # the first frame that shows the token at its resting place
+    early = fam.verify(inst.solution[:arrive], inst.state, CFG)
+    assert not early.passed and early.evidence["checks"]["held"] is False, early.evidence
+    rest = arrive + int(np.ceil(draw.END_HOLD_S * CFG.fps)) + 1
+    assert rest < CFG.n_frames
+    late = fam.verify(inst.solution[:rest], inst.state, CFG)
+    assert late.passed, late.evidence

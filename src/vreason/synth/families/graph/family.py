@@ -160,8 +160,8 @@ class Graph(TaskFamily):
     scene_check = True
     """The every-frame scene (issue 24, :mod:`.scene`) is part of the verdict: every honest variant and P5 draw
     passes on suite seeds 101 and 202 (78 of 78 with the shared layer's clipped-exposure fix; the +15% exposure
-    was the one failure before)."""
-    version = "2"
+    was the one failure before). Version 3: the end state is held over the suite's end window."""
+    version = "3"
     directional = True
     process_rule = True
 
@@ -230,6 +230,7 @@ class Graph(TaskFamily):
     def verify(self, frames: list[np.ndarray], state: dict[str, Any], cfg: RenderConfig,
                times: Sequence[float] | None = None) -> VerifyResult:
         from vreason.synth import frametools as ft
+        from vreason.synth.base import frame_times
         from vreason.verify.colour import content, find, named_spec
         from vreason.verify.tracking import uniform_indices
 
@@ -246,4 +247,15 @@ class Graph(TaskFamily):
         evidence: dict[str, Any] = {"second_token_samples": many}
         why = [f"a second token in {len(many)} sampled frame(s)"] if many else []
         ft.scene_verdict(self, frames, times, state, cfg, checks, evidence, why)
+        if self.scene_check and checks.get("scene", True):
+            # the token rests at the destination over the suite's end window (draw.END_HOLD_S), as the other
+            # families' end states: TiViBench's holds_goal reads two of 16 samples, and a video cut as the token
+            # arrives passed it (P3 end_early, case seed 2082167906: 5 px short of the node in the last frame)
+            prepared, _ = ft.usable(frames, cfg)
+            moved = [j for j, _ in ft.end_changes(prepared, frame_times(len(prepared), cfg, times))]
+            checks["held"] = not moved
+            if moved:
+                evidence["hold_changed"] = moved[:10]
+                why.append(f"the token does not rest over the last {draw.END_HOLD_S} s (frames {moved[:10]} "
+                           "differ from the last)")
         return tc.result(metric, checks, evidence, why)
