@@ -412,3 +412,44 @@ def test_a_page_clipped_in_a_channel_by_the_exposure_is_held_frame_to_frame(diff
     with tf.TemporaryDirectory() as d:
         score = run_variant(v, difficulty, 0, seed, d)
     assert score.passed, score.evidence.details.get("scene")
+
+
+@pytest.mark.parametrize("family,difficulty", [("sorting", "easy"), ("connect", "medium")])
+def test_a_hand_held_shake_is_explained_where_the_still_part_has_no_texture_across_or_is_decoded_small(
+        family, difficulty):
+    """The suite's honest 2-px shake (H.264), suite seed 19065, both failing on the eighteenth session's code.
+    Sorting: the shelf is a horizontal line, and a bar lifted and moving sideways pulled the phase correlation and
+    the ECC search to an 11-px sideways shake (4,011 px along the shelf) — the whole-pixel grid search
+    (``video_camera.grid_shift``) brings the most still pixels home. Connect, decoded at half size: a 1-px grid line
+    is half a pixel there, a 1-px shake moves it a whole pixel or none (``frame_check.FIRST_EDGE_LEVEL``)."""
+    from vreason.synth.adversary import load_variants, run_variant
+
+    v = next(v for v in load_variants()[family] if v.name == "shake2px")
+    with tempfile.TemporaryDirectory() as d:
+        score = run_variant(v, difficulty, 1000, 19065, d)
+    assert score.passed, score.evidence.details.get("scene") or score.evidence.details
+
+
+def test_grid_shift_finds_a_shake_that_moving_content_does_not_pull():
+    """Random scenes of horizontal lines and a few still bars, shaken by a whole-pixel (dx, dy) within 2 px, with
+    a large bar drawn where the first frame had none (content that moved): the grid search returns the shake."""
+    import cv2
+
+    from vreason.verify.video_camera import IDENT, grid_shift
+
+    r = np.random.default_rng(SEED + 19)
+    for _ in range(6):
+        first = np.full((360, 640), 250, np.float32)
+        for y in r.integers(40, 320, 3):
+            first[y:y + 3, 20:620] = 60
+        for x in r.integers(30, 560, 3):
+            first[200:330, x:x + 40] = float(r.integers(40, 200))
+        dx, dy = (int(v) for v in r.integers(-2, 3, 2))
+        frame = cv2.warpAffine(first, np.float32([[1, 0, dx], [0, 1, dy]]), (640, 360), borderMode=cv2.BORDER_REPLICATE)
+        x0 = int(r.integers(60, 480))
+        frame[60:150, x0:x0 + 90] = float(r.integers(0, 120))  # a bar lifted across the background
+        got = grid_shift(frame, first, IDENT.copy())
+        if (dx, dy) == (0, 0):
+            assert got is None or np.allclose(got, IDENT), got
+        else:
+            assert got is not None and np.allclose(got[:, 2], (-dx, -dy)), (got, dx, dy)

@@ -65,6 +65,7 @@ from vreason.verify.video_camera import (
     against_first,
     compose,
     grey,
+    grid_shift,
     lerp,
     moved_px,
     relative_of,
@@ -353,11 +354,13 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         out.full_checks += 1
         if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the
-            # interpolated camera plus a shift first (a shake), by the full search only if that does not explain it
+            # interpolated camera plus a shift first (a shake: the phase correlation's, then the whole-pixel one
+            # that brings the most still pixels home), by the full search only if those do not explain it
             fg, init = grey(frames[i]), relative_of(m, a0.warp)
             tried = [m]
-            for search in (False, True):
-                rel = against_first(fg, f0, init, mask=still) if search else shifted(fg, f0, init, still)
+            for how in ("shift", "grid", "search"):
+                rel = (against_first(fg, f0, init, mask=still) if how == "search" else
+                       grid_shift(fg, f0, init, still) if how == "grid" else shifted(fg, f0, init, still))
                 alone = compose(a0.warp, rel) if rel is not None else None
                 if alone is None or min(moved_px(alone, x, (w, h)) for x in tried) <= 0.3:
                     continue

@@ -91,6 +91,14 @@ class FrameCheck:
         return out
 
 
+FIRST_EDGE_LEVEL = CODEC_EDGE_LEVEL // 2
+"""The temporal residual also leaves to the rendering residual the pixels beside the first frame's own edges of
+this contrast (luma, :func:`_edge_band`). A family decoded at half size sees a 1-px line of the render as a line
+of half its contrast in one pixel, and a 1-px shake moves it a whole pixel or none, with no sub-pixel camera to
+bring it home: connect's grid line (65 levels; 33 at half size, 25 in the first frame as warped onto the grid)
+left a 28-px column "changed since the first frame" (honest shake2px, medium, suite seed 19065)."""
+
+
 def _declip(raw: np.ndarray, fixed: np.ndarray, expected: np.ndarray, gain: np.ndarray,
             off: np.ndarray) -> np.ndarray:
     """A clipped observation only bounds the true value: a channel at 254–255 (0–1) in the frame as decoded is
@@ -229,14 +237,14 @@ def _static(expected: np.ndarray, start: np.ndarray, free: np.ndarray | None, ri
     return changed if free is None else (changed | free)
 
 
-def _edge_band(expected: np.ndarray) -> np.ndarray:
+def _edge_band(expected: np.ndarray, level: int = CODEC_EDGE_LEVEL) -> np.ndarray:
     """Pixels within :data:`CODEC_EDGE_PX` of an edge of the expected picture whose contrast is at least
-    :data:`CODEC_EDGE_LEVEL` (luma range over a 5×5 window, then grown by a pixel)."""
+    ``level`` (luma range over a 5×5 window, then grown by a pixel)."""
     import cv2
 
     y = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2GRAY)
     k = np.ones((5, 5), np.uint8)
-    strong = (cv2.subtract(cv2.dilate(y, k), cv2.erode(y, k)) >= CODEC_EDGE_LEVEL).astype(np.uint8)
+    strong = (cv2.subtract(cv2.dilate(y, k), cv2.erode(y, k)) >= level).astype(np.uint8)
     grow = 2 * (CODEC_EDGE_PX - 2) + 1
     return (cv2.dilate(strong, np.ones((grow, grow), np.uint8)) if grow > 1 else strong) > 0
 
@@ -340,6 +348,8 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     if ok and ref0 is not None:
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r), ref0.ring)
         ref = _crop(ref0.frame, r)
+        # and beside the first frame's own edges of FIRST_EDGE_LEVEL: see there
+        static |= _edge_band(ref, FIRST_EDGE_LEVEL)
         if raw is not None and ref0.clipped is not None:
             near = (raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE)
             if gain is not None:
