@@ -235,6 +235,22 @@ def test_gravity_shortest_oracle_bounds_the_cuts_that_fail(difficulty):
     assert get_family("maze").shortest_oracle(inst("maze", difficulty), CFG) == CFG.n_frames
 
 
+def test_gravity_zoom_is_read_from_the_ball_over_several_frames():
+    """The honest 2-px shake through H.264 (hard, suite seed 19066): one frame's ball area moves by ±4% through the
+    codec (388–419 px), and the first and last frames' ratio read a 2.8% zoom out where there was none — 11 px off
+    at the picture's edge, `restitution` failed. The zoom is now the median area over 5 frames at each end
+    (``gravity.camera.AREA_FRAMES``): within 1% of none, and the video passes."""
+    import tempfile
+
+    from vreason.synth.adversary import load_variants, run_variant
+
+    v = next(v for v in load_variants()["gravity"] if v.name == "shake2px")
+    with tempfile.TemporaryDirectory() as d:
+        score = run_variant(v, "hard", 1000, 19066, d)
+    cam = score.evidence.details["camera"]["last"]
+    assert abs(cam["zoom"] - 1) < 0.01 and score.passed, score.evidence.details
+
+
 def _sliding_glide(i, cut: int | None = None, jump_at: float | None = None):
     """The oracle's frames with the last glide (its last run of changing frames) replaced by the target board from
     the frame ``jump_at`` of the way through it, or the video cut ``cut`` frames into that glide."""
