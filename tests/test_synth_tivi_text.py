@@ -136,3 +136,36 @@ def test_a_jump_while_the_answer_fades_in_fails(tmp_path, family, difficulty, in
     out = run_case(Case("P2", family, "jump", False, difficulty, index, SEED, case_seed), str(tmp_path))
     assert out is not None and out.ok and not out.passed, out
     assert out.reason == "failed checks: scene", out.reason
+
+
+def test_choice_a_wrong_options_outline_shifted_fails_and_the_red_redraw_passes(tmp_path):
+    """Principle 1: the ring along each option's outline is free only where red shows or beside it
+    (choice.RED_NEAR_PX). A wrong option's grey outline moved by a random 2-3 px in x and y from a random frame on
+    (its label left in place), in the oracle, through H.264: unexplained. Until the nineteenth session the ring took
+    any outline colour, and an outline moved by (2, 2) passed (P1 shift_background, hard, case seed 1244707308).
+    A 1-px move is inside the residual's 1-px edge range by design."""
+    import copy
+
+    from vreason.synth.families.choice.family import render
+    from vreason.verify.explain import box_mask
+
+    r = np.random.default_rng(int(np.random.default_rng().integers(1 << 30)))
+    difficulty = str(r.choice(["easy", "medium", "hard"]))
+    seed = int(r.integers(1 << 20))
+    inst = make_instance("choice", difficulty, 0, seed, CFG)
+    k = int(r.choice([i for i in range(4) if i != inst.state["correct"]]))
+    dx, dy = (int(v) * int(r.choice([-1, 1])) for v in r.integers(2, 4, 2))
+    moved_state = copy.deepcopy(inst.state)
+    x0, y0, x1, y1 = moved_state["layout"]["boxes"][k]
+    moved_state["layout"]["boxes"][k] = [x0 + dx, y0 + dy, x1 + dx, y1 + dy]
+    shifted = render(moved_state, CFG)
+    hw = (CFG.height, CFG.width)
+    ring = box_mask(hw, [(x0, y0, x1, y1)], pad=9) & ~box_mask(hw, [(x0, y0, x1, y1)], pad=-9)
+    t0 = int(r.integers(CFG.n_frames // 4, CFG.n_frames - 8))
+    frames = [f.copy() for f in inst.solution]
+    for f in frames[t0:]:
+        f[ring] = shifted[ring]
+    gt = score_clip("choice", difficulty, 0, seed, Clip(inst.solution, float(CFG.fps)), str(tmp_path), CFG, "gt")
+    assert gt.passed, gt.evidence.details
+    moved = score_clip("choice", difficulty, 0, seed, Clip(frames, float(CFG.fps)), str(tmp_path), CFG, "moved")
+    assert not moved.passed, (difficulty, seed, k, dx, dy, t0)

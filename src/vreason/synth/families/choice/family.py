@@ -55,6 +55,16 @@ OUTLINE_TOL = 40.0
 40-level floor)."""
 
 
+REDDISH = 12
+RED_NEAR_PX = 3
+"""A ring pixel is free only within ``RED_NEAR_PX`` of a ring pixel where red shows (its red exceeds its green and
+blue by ``REDDISH`` levels): a redrawn outline, its antialiased rim and its fade-in over the grey one all do, and
+a codec's 4:2:0 chroma leaves the outer rows of a red line neutral and dark beside them (an honest 8-fps video
+failed by 125 px along one such row with no margin); a grey outline shifted by 2 px with no red near it does not
+(P1 shift_background, hard, case seed 1244707308: option D's box moved by (2, 2) from frame 36 was explained,
+every pixel of it grey or page on the ring)."""
+
+
 SHADE = (0.6, 0.7, 0.8, 0.9, 1.0)
 """Shades of the outline's reddish colours accepted in the ring: a codec undershoots the luma beside a thin red
 line (H.264: (157, 60, 54) in the row beside a (230, 30, 30) outline). Neutral pixels are not shaded: a copy of
@@ -119,7 +129,9 @@ class Choice(TaskFamily):
     scene_check = True
     """Every frame must be explained by the scene (issue 24): the 2-px per-frame shake is absorbed since each
     frame is realigned on its own (verify.relative.relative) and the held end window is compared camera-aligned."""
-    version = "3"  # 2: the outline ring free only to the outline's colours; 3: the answer not still fading (issue 24)
+    version = "4"
+    """2: the outline ring free only to the outline's colours; 3: the answer not still fading; 4: the ring free only
+    near red (issue 24)."""
     directional = True
     process_rule = False
 
@@ -173,6 +185,8 @@ class Choice(TaskFamily):
         redrawn in red, in any honest line width), and only to the outline's colours: the page, grey, red and
         their blends (:func:`outline_colours`); anything else there (a copied glyph, a ghost) is compared with
         the worksheet."""
+        import cv2
+
         from vreason.verify.explain import Scene, box_mask
 
         hw = (cfg.height, cfg.width)
@@ -185,7 +199,13 @@ class Choice(TaskFamily):
 
         def expect(i: int, frame: np.ndarray):
             free = np.zeros(hw, bool)
-            free[ys, xs] = outline_colours(frame[ys, xs, :3])
+            px = frame[ys, xs, :3]
+            # only where red shows, or beside it: a grey outline moved, a grey or white ghost away from any red is
+            # compared with the worksheet
+            red = np.zeros(hw, np.uint8)
+            red[ys, xs] = px[:, 0].astype(np.int16) - px[:, 1:].max(axis=1) >= REDDISH
+            near = cv2.dilate(red, np.ones((2 * RED_NEAR_PX + 1, 2 * RED_NEAR_PX + 1), np.uint8))[ys, xs] > 0
+            free[ys, xs] = near & outline_colours(px)
             return start, free
 
         return Scene(start, expect, final=render(state, cfg, (state["correct"],)))
