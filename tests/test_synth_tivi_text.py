@@ -169,3 +169,16 @@ def test_choice_a_wrong_options_outline_shifted_fails_and_the_red_redraw_passes(
     assert gt.passed, gt.evidence.details
     moved = score_clip("choice", difficulty, 0, seed, Clip(frames, float(CFG.fps)), str(tmp_path), CFG, "moved")
     assert not moved.passed, (difficulty, seed, k, dx, dy, t0)
+
+
+def test_choice_a_slow_zoom_closing_in_on_the_last_frame_is_held(tmp_path):
+    """An honest 4.4% zoom (P5 `zoom`, hard, case seed 1736827138): the held window's frames aligned onto the last one
+    by the nearest similarity leave the red outline's edge blocks a fraction of a pixel off, less in each later
+    frame — 112 px "still fading" on the eighteenth session's code. Compared shift-tolerant (quarter-pixel shifts up
+    to 1 px, ``frametools.ALIGNED_SHIFT_PX``), it is held."""
+    from vreason.synth.adversary_principles import run_case, sample_cases
+
+    case = next(c for c in sample_cases(["choice"], 19069, per_kind=3, index=0, principles=("P1", "P5"))
+                if c.kind == "zoom" and c.case_seed == 1736827138)
+    out = run_case(case, str(tmp_path))
+    assert out is not None and out.passed, out.reason if out else None

@@ -255,6 +255,11 @@ def end_changes(frames: list[np.ndarray], times: Any) -> list[tuple[int, int]]:
             if not same]
 
 
+ALIGNED_SHIFT_PX = 1
+"""Frames aligned onto the last by an estimated camera are compared shift-tolerant by this many px
+(:func:`vreason.verify.scene.fading_px`)."""
+
+
 def end_fade(frames: list[np.ndarray], times: Any, seconds: float,
              region: np.ndarray | None = None) -> tuple[int, int]:
     """(frame, px) of the largest group of 4×4 blocks still fading towards the last picture over the last
@@ -279,7 +284,8 @@ def end_fade(frames: list[np.ndarray], times: Any, seconds: float,
     if px > 0:
         got = _onto_last(seen, frames[-1])
         if got is not None:
-            px = min(px, fading_px(got[0], frames[-1], got[1] if region is None else got[1] & region))
+            px = min(px, fading_px(got[0], frames[-1], got[1] if region is None else got[1] & region,
+                                   shift_px=ALIGNED_SHIFT_PX))
     return early, px
 
 
