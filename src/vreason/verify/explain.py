@@ -39,6 +39,7 @@ import numpy as np
 from vreason.verify.align import align, gain_offset, undo_gain
 from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers import them from here)
     BORDER_PX,
+    FIRST_EDGE_LEVEL,
     GAIN_SAMPLES,
     MARGIN,
     SAME_LEVEL,
@@ -50,6 +51,7 @@ from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers im
     _changed_region,
     _check,
     _declip,
+    _edge_band,
     _inner,
     _Ref0,
     box_mask,
@@ -349,8 +351,9 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             if gains[0] is not None and shown:  # and the clipped observations the codec pulled in (CLIP_DRIFT)
                 pulled = censored(geo, shown[0], gains[0], gains[1])
                 clipped = pulled if clipped is None else clipped | pulled
-            ref0 = _Ref0(ref0.start, held[0] if held and region is None else ref0.frame, ref0.valid,
-                         clipped if clipped is not None and clipped.any() else None, ref0.ring)
+            frame0 = held[0] if held and region is None else ref0.frame
+            ref0 = _Ref0(ref0.start, frame0, ref0.valid, clipped if clipped is not None and clipped.any() else None,
+                         ref0.ring, _edge_band(frame0, FIRST_EDGE_LEVEL))
         out.full_checks += 1
         if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the

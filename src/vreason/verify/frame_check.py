@@ -163,6 +163,8 @@ class _Ref0:
     (:func:`clipped_channels`) or a clipped observation pulled in (:func:`censored`); None: nowhere."""
     ring: int = CODEC_RING
     """:data:`CODEC_RING` in this video's pixels (:func:`codec_ring`)."""
+    edges: np.ndarray | None = None
+    """:func:`_edge_band` of ``frame`` at :data:`FIRST_EDGE_LEVEL`, computed once (None: on each check)."""
 
 
 def codec_ring(coded: float) -> int:
@@ -349,7 +351,7 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r), ref0.ring)
         ref = _crop(ref0.frame, r)
         # and beside the first frame's own edges of FIRST_EDGE_LEVEL: see there
-        static |= _edge_band(ref, FIRST_EDGE_LEVEL)
+        static |= _edge_band(ref, FIRST_EDGE_LEVEL) if ref0.edges is None else _crop(ref0.edges, r)
         if raw is not None and ref0.clipped is not None:
             near = (raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE)
             if gain is not None:
