@@ -218,15 +218,16 @@ def explain_check(family: Any, frames: list[np.ndarray], times: Any, state: dict
 
 
 def scene_verdict(family: Any, frames: list[np.ndarray], times: Any, state: dict[str, Any], cfg: RenderConfig,
-                  checks: dict[str, bool], evidence: dict[str, Any], reasons: list[str]) -> None:
+                  checks: dict[str, bool], evidence: dict[str, Any], reasons: list[str]) -> list[np.ndarray] | None:
     """:func:`explain_check` on a verifier's raw ``frames`` (``times``: their seconds or None): the frames are
     prepared (:func:`usable`) and timed here; frames that cannot be prepared or timed fail the ``scene`` check
     with the reason; a failed scene adds ``"scene: <reason>"`` to ``reasons``. Nothing when the family's
-    ``scene_check`` is off."""
+    ``scene_check`` is off. Returns the prepared frames (for the verifier's later checks), None when the scene
+    was not checked or the frames could not be prepared."""
     from vreason.synth.base import frame_times
 
     if not getattr(family, "scene_check", True):
-        return
+        return None
     prepared, bad = usable(frames, cfg)
     t = None
     if bad is None:
@@ -241,6 +242,7 @@ def scene_verdict(family: Any, frames: list[np.ndarray], times: Any, state: dict
         explain_check(family, prepared, t, state, cfg, checks, evidence)
     if not checks.get("scene", True):
         reasons.append(f"scene: {evidence['scene'].get('reason', '')}")
+    return prepared if bad is None else None
 
 
 def end_changes(frames: list[np.ndarray], times: Any) -> list[tuple[int, int]]:

@@ -246,12 +246,11 @@ class Graph(TaskFamily):
         checks: dict[str, bool] = {"one_token": not many}
         evidence: dict[str, Any] = {"second_token_samples": many}
         why = [f"a second token in {len(many)} sampled frame(s)"] if many else []
-        ft.scene_verdict(self, frames, times, state, cfg, checks, evidence, why)
-        if self.scene_check and checks.get("scene", True):
+        prepared = ft.scene_verdict(self, frames, times, state, cfg, checks, evidence, why)
+        if prepared is not None and checks.get("scene", True):
             # the token rests at the destination over the suite's end window (draw.END_HOLD_S), as the other
             # families' end states: TiViBench's holds_goal reads two of 16 samples, and a video cut as the token
             # arrives passed it (P3 end_early, case seed 2082167906: 5 px short of the node in the last frame)
-            prepared, _ = ft.usable(frames, cfg)
             moved = [j for j, _ in ft.end_changes(prepared, frame_times(len(prepared), cfg, times))]
             checks["held"] = not moved
             if moved:
