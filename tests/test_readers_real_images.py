@@ -159,29 +159,31 @@ def test_handwritten_digits_in_the_real_sudoku_photo(env, digits, opencv_samples
 
 # ------------------------------------------------------------------ math: a handwritten answer after "="
 def test_handwritten_answer_after_equals(env, digits):
-    """The answer handwritten after the rendered "lhs =" (digits 80–110% of the font size, each off the
-    line by up to 6%, a little apart): read from the annotated line region. Measured: 20/21 lines (seeds
-    0–20; a 57 read as S7); without the region (detection over the frame) 18/21. Floor: 4/6 right
-    answers pass (at ~95% per line, 5/6 would fail one run in ~30); a wrong handwritten answer fails on
-    all 3. A wrong answer is the right one plus 11–88, so it differs in its last two digits: one misread digit
-    cannot turn it into the right one (``VREASON_ADV_SEED=170087574``: the wrong "18" was written with a sample
-    "8" shaped like a 5 and read "15", the right answer; 1 of 96 wrong lines on 32 seeds with +1–8, 0 of 96 with
-    +11–88)."""
+    """The answer handwritten after the rendered "lhs =" (digits 80–110% of the font size, each off the line by up
+    to 6%, a little apart): read from the annotated line region. Measured: 20/21 lines (seeds 0–20; a 57 read as
+    S7); without the region (detection over the frame) 18/21. On 40 fresh seeds only 213/240 (a slanted 1 read as
+    "/", a 5 as "S"): 4/6 failed one run in ~50 (``VREASON_ADV_SEED=715234523``: 3/6); with look-alike characters
+    read as digits (:func:`vreason.verify.ocr.digit_reading`) 222/240 there and 450/480 on 80 more seeds, every one
+    of the 240 wrong answers failing. Floor: 8/12 right answers pass (at 93.75% per line it fails one run in
+    ~2,000); a wrong handwritten answer fails on all 3. A wrong answer is the right one plus 11–88, so it differs in
+    its last two digits: one misread digit cannot turn it into the right one (``VREASON_ADV_SEED=170087574``: the
+    wrong "18" was written with a sample "8" shaped like a 5 and read "15", the right answer; 1 of 96 wrong lines on
+    32 seeds with +1–8, 0 of 96 with +11–88)."""
     ok = 0
-    for k in range(9):
+    for k in range(15):
         rng = rng_for(3, k)
         inst = make_instance("arithmetic", ("easy", "medium", "hard")[k % 3], 0, int(rng.integers(10 ** 6)), CFG)
         st, p = inst.state, tivi(inst)
-        answer = st["answer"] if k < 6 else str(int(st["answer"]) + 11 * int(rng.integers(1, 9)))
+        answer = st["answer"] if k < 12 else str(int(st["answer"]) + 11 * int(rng.integers(1, 9)))
         img = inst.first_frame.copy()
         write_number(img, digits, answer, rng, st["ans_x"] + rng.uniform(0, 0.3) * st["size"], st["y"],
                      int(st["size"] * rng.uniform(0.8, 1.1)), ink_colour(rng))
         res = run("math", img, p, env)
-        if k < 6:
+        if k < 12:
             ok += bool(res.passed)
         else:
             assert res.passed is False, res.details
-    assert ok >= 4, ok
+    assert ok >= 8, ok
 
 
 # ------------------------------------------------------------------ mcq: a hand-drawn loop round an option

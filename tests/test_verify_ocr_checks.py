@@ -78,6 +78,31 @@ def test_answers_equal_by_text_or_value():
     assert answers_equal("x+1", "x+1")[0] and not answers_equal("abc", "42")[0]
 
 
+def test_a_handwritten_number_read_with_look_alike_characters():
+    """A slanted 1 the recogniser gives as "/" and a 5 as "S" are read as those digits only when nothing else is
+    left, at least one true digit was read, and the expected answer is a whole number in digits: an expression
+    that parses keeps its meaning ("5/2" is a division), and a look-alike never turns one number into another."""
+    assert answers_equal("2/", "21") == (True, "digits")
+    assert answers_equal("/11", "111") == (True, "digits")
+    assert answers_equal("2S", "25") == (True, "digits") and answers_equal("S0", "50") == (True, "digits")
+    assert answers_equal("2S", "26") == (False, "unparsed")  # read as 25: not the expected 26
+    assert answers_equal("5/2", "51") == (False, "value")  # a division (2.5), not a handwritten 51
+    for text in ("S", "lOl", "Is", "2S.", "2S+1", "-2S", "9.7", "2)", "2 S 1 5x"):
+        assert ocrmod.digit_reading(text) is None, text
+    assert ocrmod.digit_reading("2 S") == "25" and ocrmod.digit_reading("2 S 1 5x") is None
+    assert answers_equal("2/", "2.1") == (False, "unparsed")  # only against a whole number in digits
+    # random draws: a whole number's digits, some replaced by a look-alike, read back; a wrong number never equal
+    rng = np.random.default_rng()
+    back = {d: [c for c, v in ocrmod.DIGIT_LOOKALIKES.items() if v == d] for d in "0123456789"}
+    for _ in range(200):
+        n = str(int(rng.integers(1, 10 ** int(rng.integers(1, 6)))))
+        keep = int(rng.integers(len(n)))  # at least one true digit stays
+        text = "".join(c if i == keep or not back[c] or rng.random() < 0.5 else str(rng.choice(back[c]))
+                       for i, c in enumerate(n))
+        assert answers_equal(text, n)[0], (text, n)
+        assert not answers_equal(text, str(int(n) + int(rng.integers(1, 99))))[0], (text, n)
+
+
 def test_normalise_fullwidth_and_minus():
     assert ocrmod.normalise(" １２−３ ") == "12-3"
 

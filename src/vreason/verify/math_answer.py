@@ -4,7 +4,9 @@ The equation line is read by recognition on the annotated line crop (``region``;
 without a region — by detection + recognition over the frame, taking the line that holds "=". The text
 after the last "=" is the answer; it is **correct** when it matches the expected text (after
 normalisation) or when both parse to the same value (:func:`parse_value`, within ``rel_tol``). Parsing is
-an ``ast`` walk over numbers and + − × ÷ / * ^ and parentheses — never ``eval``.
+an ``ast`` walk over numbers and + − × ÷ / * ^ and parentheses — never ``eval``. An answer that does not parse
+is read once more as a handwritten whole number (:func:`vreason.verify.ocr.digit_reading`: a slanted 1 the
+recogniser gave as "/", a 5 as "S") and compared with an expected whole number.
 """
 
 from __future__ import annotations
@@ -105,6 +107,11 @@ def answers_equal(read: str, expected: str, rel_tol: float = 1e-6) -> tuple[bool
     try:
         a, b = parse_value(read), parse_value(expected)
     except ValueError:
+        # a handwritten number the recogniser gave with a look-alike character ("2/", "S0"): read as digits when
+        # nothing else is left, and only against an expected whole number written in digits
+        digits, want = ocrmod.digit_reading(read), _canon(expected)
+        if digits is not None and want.isdigit() and int(digits) == int(want):
+            return True, "digits"
         return False, "unparsed"
     if a == b or math.isclose(float(a), float(b), rel_tol=rel_tol, abs_tol=rel_tol):
         return True, "value"
