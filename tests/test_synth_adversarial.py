@@ -209,3 +209,15 @@ def test_a_pile_coin_nudged_in_one_jump_and_held_is_not_explained(tmp_path):
     out = run_case(Case("P1", "counting", "shift_background", False, "easy", 3, 5, 403341574), str(tmp_path))
     assert out is not None and out.params["offset"] == [0, 5] and out.params["from_frame"] == 53
     assert out.ok and not out.passed and "pile coin rests 5.0 px off its place" in (out.reason or ""), out.reason
+
+
+@pytest.mark.parametrize("seed", [52493083, 52493089])
+def test_a_brightened_hue_turned_blue_ball_clipped_in_blue_is_the_start(tmp_path, seed):
+    """Gravity's honest "brighter 15%, hue +6°" with a blue ball (30, 80, 225) at hard: the page clips in every
+    channel and the ball's blue clips at 255, so the per-channel exposure fit has the dark floor alone in blue and
+    reads its gain 1.03 against 1.14 in red; 225 mapped to 240, under the clip, and the ball's first frame failed
+    (99 px, 4 of 5 blue-ball draws). A clipped observation is bounded with the exposure's largest channel gain
+    (``frame_check._declip``). Both seeds failed on the starting code."""
+    (v,) = [x for x in VARIANTS["gravity"] if x.name == "brighter15_hue_plus6"]
+    score = run_variant(v, "hard", 0, seed, str(tmp_path))
+    assert score.passed, score.evidence.details if score.evidence else score.reason

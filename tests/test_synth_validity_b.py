@@ -301,3 +301,30 @@ def test_a_text_answer_cut_while_it_fades_in_is_not_held(family, difficulty):
             assert not res.evidence["checks"]["held"], end
             assert "hold_fading" in res.evidence or "hold_changed" in res.evidence
     assert read, "no cut read as the answer: the case tests nothing here"
+
+
+def test_gravity_a_start_moved_sideways_is_not_a_camera_pan(tmp_path):
+    """Frame 0 of gravity is aligned to the start picture, whose sky and floor are the same in every column: only
+    the ball fixes the horizontal place, so the alignment took a left-right mirror (the ball moved 58 px) for a
+    camera pan and the mirrored fall passed (P3 mirror, easy, VREASON_ADV_SEED=101). The start picture's centre may
+    move sideways by a shake's :data:`MAX_SHAKE_PX` at most. Random easy instances (a drop straight down: mirrored,
+    the same fall moved sideways) whose ball hangs 12-30 px off the middle, mirrored: each fails (6 of 6 such draws
+    passed on the starting code; farther off, the alignment did not take the move). The oracle's own frame 0 has no
+    pan (its verdicts: the ground-truth tests)."""
+    from vreason.synth.adversary import Clip, score_clip
+    from vreason.synth.families.gravity.camera import MAX_SHAKE_PX
+
+    rng = np.random.default_rng()
+    cfg = RenderConfig()
+    done = 0
+    while done < 2:
+        seed, diff = int(rng.integers(10 ** 9)), "easy"
+        inst = make_instance("gravity", diff, 0, seed, cfg)
+        assert inst.state["v0"][0] == 0  # easy: dropped straight down
+        if not 12 <= abs(inst.state["start"][0] - cfg.width / 2) <= 30:
+            continue
+        assert 2 * 12 - MAX_SHAKE_PX > 9.5  # past the start tolerance (≈ 9.5 px) after the pan allowed
+        mirrored = [np.ascontiguousarray(f[:, ::-1]) for f in inst.solution]
+        got = score_clip("gravity", diff, 0, seed, Clip(mirrored, float(cfg.fps)), str(tmp_path), cfg, tag="mirror")
+        assert not got.passed, (seed, diff, inst.state["start"])
+        done += 1

@@ -107,8 +107,13 @@ def _declip(raw: np.ndarray, fixed: np.ndarray, expected: np.ndarray, gain: np.n
     expected value :data:`CLIP_NOISE` levels or more past the clip, an observation within :data:`CLIP_NOISE`
     of it is that clip plus codec noise (H.264 leaves 253s in a clipped page; corrected as unclipped they read
     25 levels darker than the 255s next to them, frame to frame)."""
-    lo = (253.5 - off) / gain - 6
-    hi = (1.5 - off) / gain + 6
+    # the clip bounds with the exposure's largest (smallest) channel gain: a white balance turned with the exposure
+    # leaves the per-channel fit short in a channel whose only unclipped level is a dark one (gravity's blue ball
+    # brightened 15% with a 6° hue turn clipped its blue at 255; the page clipped too, the blue gain read 1.03
+    # against 1.14 in red, and 225 mapped to 240, under the clip: 99 px unexplained, 4 of 5 blue balls at hard)
+    g = np.asarray(gain, np.float32)
+    lo = (253.5 - off) / g.max() - 6
+    hi = (1.5 - off) / g.min() + 6
     far_hi = (254 + CLIP_NOISE - off) / gain
     far_lo = (1 - CLIP_NOISE - off) / gain
     if all(a.dtype == np.uint8 and a.ndim == 3 and a.shape[2] == 3 for a in (raw, fixed, expected)):

@@ -5,7 +5,8 @@ shared estimate against a whole picture (:func:`vreason.synth.camera.camera_undo
 frame to the final picture) would move the ball onto its final place and absorb a wrong end. Here:
 
 * frame 0 is aligned to the start picture (:func:`vreason.verify.align.align`: the hanging ball and the floor
-  fix a similarity; the ball must be at its start there anyway);
+  fix a similarity; the ball must be at its start there anyway, so the picture's centre may move sideways by at
+  most :data:`MAX_SHAKE_PX`: a start moved sideways, as by a mirror, is not a camera's pan);
 * in the last frame the camera is read from what the ball's place does not decide: the floor edge's slope and
   height (sub-pixel per column, a robust line fit, columns near the ball left out) give the rotation and the
   vertical place, the ball's area against frame 0's gives the zoom (the same mask rule in both frames, so the
@@ -140,6 +141,14 @@ def undo_camera(frames: list[np.ndarray], times: np.ndarray, state: dict[str, An
     w0 = a0.warp if a0.ok else ident  # frame 0 → reference
     m0 = cv2.invertAffineTransform(w0)  # reference → frame 0
     ev: dict[str, Any] = {"frame0": a0.as_json()}
+    # frame 0's horizontal place: the sky and the floor are the same in every column, so only the ball fixes it,
+    # and the ball must be at its start there: a pan of frame 0 is held to a shake's. A left-right mirror moved the
+    # ball 58 px and the alignment took that for the camera (P3 mirror, easy, VREASON_ADV_SEED=101)
+    pan = float(m0[0, 0] * w / 2 + m0[0, 1] * h / 2 + m0[0, 2]) - w / 2
+    if abs(pan) > MAX_SHAKE_PX:
+        m0 = m0.copy()
+        m0[0, 2] -= pan - np.sign(pan) * MAX_SHAKE_PX
+        ev["frame0_pan_px"] = round(pan, 2)
     ref_line = floor_line(start, state, float(state["start"][0]))
     bn = ball_area(frames[-1], state)
     a0, an = _area(frames[:AREA_FRAMES], state), _area(frames[-AREA_FRAMES:], state)

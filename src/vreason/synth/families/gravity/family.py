@@ -78,8 +78,9 @@ class Gravity(TaskFamily):
     """The every-frame scene (issue 24, :mod:`.scene`) is part of the verdict. It explains the frames with the
     family's own camera undone (:mod:`.camera`): the shared whole-picture estimate has only the floor line to go
     by, and an honest rotation, zoom or shake left the floor line unexplained (measured in the docs)."""
-    version = "3"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
+    version = "4"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
     # 3: a vertical shake undone per frame, the scene on that camera (issue 24)
+    # 4: frame 0's camera moves the picture's centre sideways by a shake at most (a mirror is not a pan, issue 24)
     directional = True
     process_rule = True
 
