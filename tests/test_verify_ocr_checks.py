@@ -91,6 +91,8 @@ def test_a_handwritten_number_read_with_look_alike_characters():
         assert ocrmod.digit_reading(text) is None, text
     assert ocrmod.digit_reading("2 S") == "25" and ocrmod.digit_reading("2 S 1 5x") is None
     assert answers_equal("2/", "2.1") == (False, "unparsed")  # only against a whole number in digits
+    assert answers_equal("S" + "1" * 5000, "5" + "1" * 5000) == (True, "digits")  # no int() limit on a long reply
+    assert answers_equal("0S", "05") == (True, "digits") and answers_equal("1S", "15") == (True, "digits")
     # random draws: a whole number's digits, some replaced by a look-alike, read back; a wrong number never equal
     rng = np.random.default_rng()
     back = {d: [c for c, v in ocrmod.DIGIT_LOOKALIKES.items() if v == d] for d in "0123456789"}
