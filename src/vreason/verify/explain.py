@@ -259,7 +259,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             if refit and sc < 1:  # the exposure fitted against the softened rendering (see FIRST_TRIES)
                 gain = gain_offset(raw, ref, a.valid)
             fixed = _declip(raw, a.aligned if gain[0] is a.gain else undo_gain(raw, *gain), ref, *gain)
-            res = residual(fixed, ref, start_free, valid=a.valid & inner)
+            res = residual(fixed, ref, start_free, valid=a.valid & inner, flat_colour=True)
             got.append((not res.explained(max_blob), _excess(res), _mean_diff(fixed, ref, a.valid & inner & edges),
                         sc, res, fixed, gain))
         # explained, then the nearest picture where the softenings differ (see SOFT_EDGE), then the least excess

@@ -29,6 +29,13 @@ TOL_PATCH_TEMPORAL = 9.0
 """The residual against the video's own first frame, where the expected picture has not changed since the
 start: an honest camera re-shows the same content with the same codec noise, so a faint mark (below the
 rendering residual's codec floor) that appears later is still unexplained."""
+TOL_FLAT = 16
+MAX_FLAT_BLOB = 8
+FLAT_LEVELS = 4
+"""Where the expected picture is flat (its luma spans ≤ ``FLAT_LEVELS`` over 5×5 px) and has not changed since the
+start, the temporal residual allows ``TOL_FLAT`` levels per pixel and a blob of ``MAX_FLAT_BLOB`` px: away from
+edges a camera's resampling and a codec change nothing, and what an exposure flicker leaves is fitted away. A mark
+of 11×4 px outlined at 0.28 opacity (22 px over 16 levels) was under the 5×5 and blob rules."""
 BORDER_PX = 4
 """The picture's outermost pixels are never judged: a letterbox crop may leave a line or two of the bar, and a
 scaled picture's edge blends with it (the suite's canvases keep a margin wider than this)."""
@@ -350,7 +357,8 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     correction maps them apart: a page brightened by 15% with a 6° hue turn clips its green at 253–255 frame to
     frame, and with the green gain fitted at 1.07 (the turn leaves the per-channel fit short) a 253 reads 232
     but a 254 stays at the top — 44 px "changed since the first frame" (sliding, seed 143667987)."""
-    res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r), per_pixel=_crop(trail, r))
+    res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r), per_pixel=_crop(trail, r),
+                   flat_colour=True)
     ok = res.explained(max_blob)
     if ok and ref0 is not None:
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r), ref0.ring)
@@ -370,9 +378,37 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
             box = _shift(tres.blob_box, r)
             return FrameCheck(i, False, tres.largest_blob, box,
                               f"{tres.largest_blob} px changed since the first frame at {list(box or ())}")
+        blob, fbox = _flat_blob(tres.excess, _crop(expected, r), _crop(trail, r))
+        if blob > MAX_FLAT_BLOB:
+            box = _shift(fbox, r)
+            return FrameCheck(i, False, blob, box, f"{blob} px of a flat area changed since the first frame at "
+                                                   f"{list(box or ())}")
     box = _shift(res.blob_box, r)
     why = "" if ok else f"{res.largest_blob} px unexplained at {list(box or ())}"
     return FrameCheck(i, ok, res.largest_blob, box, why)
+
+
+def _flat_blob(excess: np.ndarray, expected: np.ndarray,
+               trail: np.ndarray | None = None) -> tuple[int, tuple[int, int, int, int] | None]:
+    """Largest component (px, box) of the temporal residual's ``excess`` over :data:`TOL_FLAT` where the
+    expected picture is flat (:data:`FLAT_LEVELS`), outside a codec's ``trail`` (judged per pixel alone)."""
+    import cv2
+
+    hot = excess > TOL_FLAT
+    if trail is not None:
+        hot &= ~trail.astype(bool)
+    if not hot.any():
+        return 0, None
+    ey = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2GRAY)
+    k = np.ones((5, 5), np.uint8)
+    bad = (hot & (cv2.subtract(cv2.dilate(ey, k), cv2.erode(ey, k)) <= FLAT_LEVELS)).astype(np.uint8)
+    if not bad.any():
+        return 0, None
+    _, _, stats, _ = cv2.connectedComponentsWithStats(bad, connectivity=8)
+    j = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    x, y, w, h = (int(stats[j, c]) for c in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH,
+                                               cv2.CC_STAT_HEIGHT))
+    return int(stats[j, cv2.CC_STAT_AREA]), (x, y, x + w, y + h)
 
 
 def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:

@@ -365,3 +365,24 @@ def fading_px(frames: Sequence[np.ndarray], last: np.ndarray, valid: np.ndarray 
         return 0
     _, _, stats, _ = cv2.connectedComponentsWithStats(moved.astype(np.uint8), connectivity=8)
     return int(stats[1:, cv2.CC_STAT_AREA].max()) * 16
+
+
+VANISH_FRAC = 0.5
+VANISH_MIN_PX = 40
+"""A mark gives back what it showed when a frame shows less than half of the most it had shown in two frames
+in a row before (and at least 40 px less): an object that disappears is missing, for one frame or many
+(principle 2). A codec or an exposure flicker moves a stroke's edge by a pixel, not half of it."""
+
+
+def vanishing(areas: Sequence[int] | np.ndarray, *, frac: float = VANISH_FRAC,
+              min_px: int = VANISH_MIN_PX) -> list[int]:
+    """Frames whose mark (``areas``: its pixels per frame, e.g. an answer's strokes) shows less than ``frac`` of
+    the largest area it had shown in two consecutive earlier frames, by at least ``min_px``."""
+    a = np.asarray(areas, np.float64)
+    if len(a) < 3:
+        return []
+    held = np.minimum(a[1:], a[:-1])  # held[k]: frames k and k + 1 both show this much
+    before = np.maximum.accumulate(held)[:-1]  # the most held by frames up to t - 1, for t = 2 …
+    now = a[2:]
+    bad = (now < frac * before) & (before - now >= min_px)
+    return [int(t) + 2 for t in np.flatnonzero(bad)]

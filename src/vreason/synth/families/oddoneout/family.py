@@ -225,18 +225,20 @@ class OddOneOut(TaskFamily):
         frames, shifts = ft.stabilise(frames, ref, box=_static_box(state))
         worst, worst_frame, solid = _max_board_change(frames, ref, state, cfg)
         box = _find_box(frames, state)
+        gone = _mark_vanishes(frames, state)
         checks = {
             "box_found": box["found"],
             "box_shape": box["found"] and box["box_like"],
             "encloses_odd_only": box["found"] and box["enclosed"] == [list(state["odd"])],
             "single_box": box["found"] and box["extra_red_ratio"] <= 0.25,
             "nothing_else_changed": worst <= CHANGE_PX_MAX and solid <= SOLID_LEVEL,
+            "mark_kept": not gone,
             **explained,
         }
         evidence = {"box": box, "odd_cell": list(state["odd"]), "changed_px": worst,
                     "changed_px_frame": worst_frame, "changed_px_limit": CHANGE_PX_MAX,
                     "change_level": CHANGE_LEVEL, "solid_change": solid, "solid_change_limit": SOLID_LEVEL,
-                    "n_frames": len(frames),
+                    "n_frames": len(frames), "mark_vanishes_at": gone[:10],
                     "camera_shift_max_px": float(np.abs(np.array(shifts)).max()), **explained_ev}
         if not box["found"]:
             evidence["reason"] = "no red box in the final frames"
@@ -293,6 +295,17 @@ def _change_measures(fixed: np.ndarray, ref: np.ndarray, ignore: np.ndarray) -> 
     m[ignore] = 0
     thin = cv2.morphologyEx((m > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8))
     return int(thin.sum()), int(cv2.erode(m, np.ones((5, 5), np.uint8)).max())
+
+
+def _mark_vanishes(frames: list[np.ndarray], state: dict[str, Any]) -> list[int]:
+    """Frames where the red answer mark around the odd cell shows less than half of what it had shown
+    (:func:`vreason.verify.scene.vanishing`): a box drawn, gone for a frame or more, drawn again."""
+    import cv2
+
+    from vreason.verify.scene import vanishing
+
+    ring = cv2.dilate(_answer_ring(state, frames[0].shape[:2]).astype(np.uint8), np.ones((9, 9), np.uint8)) > 0
+    return vanishing([int((_red_mask(f) & ring).sum()) for f in frames])
 
 
 def _red_mask(frame: np.ndarray) -> np.ndarray:
