@@ -81,7 +81,7 @@ class Match3(TaskFamily):
     (the re-alignment of a shaken frame landed 1-3 px off on the repeated cells) is explained since
     ``relative.relative`` picks the best of its candidates; every honest variant and P5 draw passes (suite seeds 101,
     202 and 303)."""
-    version = "1"
+    version = "2"  # 2: the scene reads every tile's centre (within 1.5 px of its cell's; issue 24)
     directional = True
     process_rule = True
 

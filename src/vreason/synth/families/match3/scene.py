@@ -12,6 +12,8 @@ A legal state (else the frame is unexplained with the reason):
 * the single tiles are whole (they never clear): they are always rendered at scale 1;
 * a line never grows back (scale at most :data:`GROW_TOL` above the last explained frame's): an object that
   vanishes for a frame and returns, a jump back to an earlier state;
+* every tile shown (scale ≥ :data:`PLACED_SCALE`) sits on its cell's centre within :data:`OFF_CENTRE_PX`: a tile
+  moved with its cell by 2–3 px is under every residual's tolerance;
 * lines clear one at a time in the task's order: a line has started to clear (scale < :data:`STARTED`) only
   when every line before it in the order is gone (scale < :data:`GONE`).
 
@@ -46,6 +48,12 @@ INSET = 3
 """The grey fill's inset in its cell (as the family draws it); a whole tile covers 0.8 of the cell."""
 SNAP_WHOLE = 0.995
 """A parsed scale this close to 1 is a whole tile (within a pixel of its edge)."""
+PLACED_SCALE = 0.3
+"""A tile's square from this scale on has a centre to check (:data:`OFF_CENTRE_PX`)."""
+OFF_CENTRE_PX = 1.5
+"""A tile's square (whole or shrinking about its centre) sits on its cell's centre within this many px: a tile
+(with its cell) moved 2–3 px passed every residual — its edges against the grey fill and the page are under 40
+levels of luma and within the chroma's 3-px range (bench seed 21073)."""
 MIN_SCALE = 0.02
 """Below this scale a line is gone (as the render draws it)."""
 CHROMA_PX = 8
@@ -72,9 +80,11 @@ def fill_band(state: dict[str, Any]) -> np.ndarray:
 
 
 def object_scales(frame: np.ndarray, state: dict[str, Any], band: np.ndarray | None = None,
-                  colour_test: bool = True) -> np.ndarray:
+                  colour_test: bool = True, offsets: list | None = None) -> np.ndarray:
     """Per object (lines then singles) the median over its cells of the scale of its coloured square
-    (``colour_test=False``: every pixel's share along the object's colour counts, a mix of the two or not)."""
+    (``colour_test=False``: every pixel's share along the object's colour counts, a mix of the two or not).
+    ``offsets``: filled with ``(object, cell, dx, dy)`` of every cell whose square shows (scale ≥
+    :data:`PLACED_SCALE`): how far (px) its centre lies from the cell's."""
     from vreason.synth.families.match3.family import CELL_FILL, _grid
 
     g = _grid(state)
@@ -97,7 +107,13 @@ def object_scales(frame: np.ndarray, state: dict[str, Any], band: np.ndarray | N
             if colour_test:
                 off |= np.abs(patch - alpha[..., None] * d).max(axis=2) > COLOUR_TOL  # not a mix of the two
             alpha[off] = 0.0
-            per.append(np.sqrt(float(alpha.sum())) / full)
+            mass = float(alpha.sum())
+            per.append(np.sqrt(mass) / full)
+            if offsets is not None and per[-1] >= PLACED_SCALE:
+                ys, xs = np.mgrid[0:alpha.shape[0], 0:alpha.shape[1]]
+                cx, cy = g.centre(r, c)
+                offsets.append((len(out), (r, c), float((alpha * (xs + 0.5)).sum()) / mass - (cx - x0 - INSET),
+                                float((alpha * (ys + 0.5)).sum()) / mass - (cy - y0 - INSET)))
         out.append(float(np.median(per)))
     s = np.clip(np.array(out), 0.0, 1.0)
     return np.where(s >= SNAP_WHOLE, 1.0, s)
@@ -144,7 +160,13 @@ def scene(state: dict[str, Any], cfg: RenderConfig) -> Any:
     band = fill_band(state)
 
     def expect(i: int, frame: np.ndarray) -> tuple[np.ndarray, np.ndarray | None] | str:
-        s = object_scales(frame, state, band)
+        placed: list = []
+        s = object_scales(frame, state, band, offsets=placed)
+        moved = [p for p in placed if max(abs(p[2]), abs(p[3])) > OFF_CENTRE_PX]
+        if moved:
+            k, cell, dx, dy = max(moved, key=lambda p: max(abs(p[2]), abs(p[3])))
+            name = (state["lines"] + state["singles"])[k]["colour"]
+            return f"a {name} tile sits ({dx:+.1f}, {dy:+.1f}) px off the centre of cell {list(cell)}"
         lines = np.where(s[:n_lines] < MIN_SCALE, 0.0, s[:n_lines])
         before = [k for k in seen if k < i]
         if before:

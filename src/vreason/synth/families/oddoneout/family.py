@@ -5,9 +5,11 @@ easy; size, rotation, a lighter shade or a similar shape when hard).
 
 Verifier: the red box is found in the last three frames (HSV red mask, connected components); it
 must be box-shaped (all four sides present), enclose the odd cell's centre and no other cell's
-centre, and be the only red mark. Nothing else may change, in any frame: after letterbox bars are
-cropped, a camera shake is undone (registered on shapes that never change) and the colours are
-corrected (global hue rotation, then per-channel gain/offset fitted outside the answer ring), a pixel
+centre, and be the only red mark. Once shown, the red mark never gives back half of it (``mark_kept``,
+:func:`vreason.verify.scene.vanishing`: a box dropped for a few frames and drawn again fails).
+Nothing else may change, in any frame: after letterbox bars are cropped, a camera shake is undone
+(registered on shapes that never change) and the colours are corrected (global hue rotation, then
+per-channel gain/offset fitted outside the answer ring), a pixel
 has changed when it leaves the render's 2-px neighbourhood range by more than ``CHANGE_LEVEL`` in luma or in
 chroma averaged over 4×4 blocks (the shared residual's measure); at most ``CHANGE_PX_MAX`` such pixels outside
 the ring around the odd cell and the picture's outer 4 px. That catches a thin (2 px) second box, a second box
@@ -165,7 +167,8 @@ class OddOneOut(TaskFamily):
     (±15% with ±6°), which held it off, are explained since the shared layer's clip-consistent exposure and hue
     undo; the own ``nothing_else_changed`` reading false-failed MJPEG and a portrait letterbox (see
     :func:`_change_measures`)."""
-    version = "2"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
+    version = "3"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
+    # 3: mark_kept — the answer box never gives back what it showed (issue 24, principle 2)
     directional = True
     process_rule = False
 
