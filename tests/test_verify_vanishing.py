@@ -51,11 +51,11 @@ def test_odd_one_out_s_mark_dropped_for_a_few_frames_fails(tmp_path, draw_):
     from vreason.synth.adversary_principles import Case, run_case
 
     r = np.random.default_rng([SEED, 92, draw_])
-    case = Case("P2", "oddoneout", "drop_object", False, str(r.choice(["easy", "medium", "hard"])),
-                int(r.integers(0, 50)), int(r.integers(1 << 20)), int(r.integers(1 << 31)))
-    out = run_case(case, str(tmp_path))
-    if out is None:
-        pytest.skip("the kind does not apply to this instance")
+    out = None
+    while out is None:  # a draw the kind cannot apply to (rare) is replaced by the next
+        case = Case("P2", "oddoneout", "drop_object", False, str(r.choice(["easy", "medium", "hard"])),
+                    int(r.integers(0, 50)), int(r.integers(1 << 20)), int(r.integers(1 << 31)))
+        out = run_case(case, str(tmp_path))
     assert out.ok and not out.passed, (case, out.params, out.reason)
 
 
