@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vreason.verify.align import flat_mask, gain_offset, undo_gain
-from vreason.verify.residual import MAX_BLOB, chan_max, residual
+from vreason.verify.residual import MAX_BLOB, chan_max, largest_component, residual
 
 Expect = Callable[[int, np.ndarray], "tuple[np.ndarray, np.ndarray | None] | str"]
 
@@ -401,14 +401,8 @@ def _flat_blob(excess: np.ndarray, expected: np.ndarray,
         return 0, None
     ey = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2GRAY)
     k = np.ones((5, 5), np.uint8)
-    bad = (hot & (cv2.subtract(cv2.dilate(ey, k), cv2.erode(ey, k)) <= FLAT_LEVELS)).astype(np.uint8)
-    if not bad.any():
-        return 0, None
-    _, _, stats, _ = cv2.connectedComponentsWithStats(bad, connectivity=8)
-    j = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    x, y, w, h = (int(stats[j, c]) for c in (cv2.CC_STAT_LEFT, cv2.CC_STAT_TOP, cv2.CC_STAT_WIDTH,
-                                               cv2.CC_STAT_HEIGHT))
-    return int(stats[j, cv2.CC_STAT_AREA]), (x, y, x + w, y + h)
+    area, (x, y, w, h) = largest_component(hot & (cv2.subtract(cv2.dilate(ey, k), cv2.erode(ey, k)) <= FLAT_LEVELS))
+    return (area, (x, y, x + w, y + h)) if area else (0, None)
 
 
 def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:

@@ -106,6 +106,18 @@ class Residual:
                 "blob_box": list(self.blob_box) if self.blob_box else None}
 
 
+def largest_component(mask: np.ndarray) -> tuple[int, tuple[int, int, int, int]]:
+    """The area and (x, y, w, h) of the largest 8-connected blob of ``mask`` (0 and zeros when none)."""
+    import cv2
+
+    n, _, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+    if n <= 1:
+        return 0, (0, 0, 0, 0)
+    j = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    x, y, w, h = (int(v) for v in stats[j, :4])
+    return int(stats[j, cv2.CC_STAT_AREA]), (x, y, w, h)
+
+
 def chan_max(img: np.ndarray) -> np.ndarray:
     """Per-pixel largest channel of an H×W×C uint8 image (OpenCV per channel: numpy's ``max(axis=2)`` on
     interleaved bytes is ~10× slower)."""

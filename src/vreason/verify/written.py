@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from vreason.verify.residual import MAX_BLOB
+from vreason.verify.residual import MAX_BLOB, largest_component
 
 CHANGED = 80
 """A pixel that differs from the start image by more than this on some channel (after the frame's exposure was
@@ -106,12 +106,12 @@ class WrittenKept:
         k = np.ones((2 * SHIFT_PX + 1,) * 2, np.uint8)
         near = cv2.dilate(changed.astype(np.uint8), k) > 0
         back = (np.abs(f - self.start).max(axis=2) <= RETURNED) & self.written & ~near
-        area, (x, y, w, h) = _largest(back)
+        area, (x, y, w, h) = largest_component(back)
         if area > self.max_blob:
             return (f"{area} px of what was written at {[x0 + x, y0 + y, x0 + x + w, y0 + y + h]} are gone (a "
                     "written answer stays)")
         faded = self.level - cv2.dilate(out, k) > FADED  # no pixel this dark within SHIFT_PX any more
-        area, (x, y, w, h) = _largest(faded)
+        area, (x, y, w, h) = largest_component(faded)
         if area > self.max_blob:
             drop = int(np.median((self.level - out)[faded]))
             return (f"{area} px of what was written at {[x0 + x, y0 + y, x0 + x + w, y0 + y + h]} faded by "
@@ -151,7 +151,7 @@ class WrittenKept:
                 continue
             kept = np.maximum(f_lo - p, p - f_hi).max(axis=2) > CHANGED  # changed for good (the camera moved)
             back &= ~(cv2.dilate(kept.astype(np.uint8), np.ones((2 * SHIFT_PX + 1,) * 2, np.uint8)) > 0)
-            area, (x, y, bw, bh) = _largest(back)
+            area, (x, y, bw, bh) = largest_component(back)
             if area > self.max_blob:
                 x0, y0 = self.box[0] + bx0, self.box[1] + by0
                 return (f"{area} px at {[x0 + x, y0 + y, x0 + x + bw, y0 + y + bh]} were taken away in frames "
@@ -176,17 +176,6 @@ class WrittenKept:
         held = np.minimum(out, self._seen[2]) if before else np.zeros_like(out)
         np.maximum(self.level, np.where(big, out, held), out=self.level)
         self._seen = (i, changed, out)
-
-
-def _largest(mask: np.ndarray) -> tuple[int, tuple[int, int, int, int]]:
-    """The area and (x, y, w, h) of the largest 8-connected blob of ``mask`` (0 when none)."""
-    import cv2
-
-    n, _, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
-    if n <= 1:
-        return 0, (0, 0, 0, 0)
-    j = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    return int(stats[j, cv2.CC_STAT_AREA]), tuple(int(v) for v in stats[j, :4])
 
 
 def written_scene(start: np.ndarray, free: np.ndarray, final: np.ndarray | None = None) -> Any:
