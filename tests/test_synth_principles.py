@@ -63,9 +63,6 @@ SOMETIMES: dict[tuple[str, str], str] = {
     ('numseq', 'mark'): 'wrong on 2/2 draws',
     ('numseq', 'recolour'): ('a digit recoloured grey-green at 0.72 (149, 182, 134): low chroma, thin strokes '
                              '(seed 70071, 2026-12-07)'),
-    ('oddoneout', 'mirror'): ('a board whose odd cell is the middle column and whose shapes are mirror-symmetric '
-                          'mirrors to the same task, answered (VREASON_ADV_SEED=961968408: easy, odd [1, 1], '
-                          'squares); caught on bench seeds 1938204571, 772140958, 246813579'),
     ('sequence', 'ghost'): 'wrong on 1/2 draws',
     ('sequence', 'recolour'): 'wrong on 2/2 draws',
     ('sorting', 'mark'): 'wrong on 2/2 draws',

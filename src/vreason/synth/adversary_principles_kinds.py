@@ -249,6 +249,11 @@ def mirror(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -> M
     frames = [np.ascontiguousarray(f[:, ::-1] if axis else f[::-1]) for f in inst.solution]
     if not ops.differs(frames[:1], inst.solution[:1], 200):
         raise NotApplicable("the first frame is its own mirror image")
+    if all(ops.same_picture(frames[j], inst.solution[j]) for j in (0, -1)):
+        # a board that is its own mirror image (odd-one-out's squares with the odd one in the middle column) and
+        # the same answer: a valid solution of the same task, drawn in another order (the box's strokes mirrored);
+        # sequence's row of circles upside down moved 1 px, its dashed empty cell's dashes a corner off (23 px)
+        raise NotApplicable("the mirror image shows the same task and the same answer")
     return Made(Clip(frames, _fps(cfg)), {"flip": "left-right" if axis else "upside-down"})
 
 

@@ -193,6 +193,15 @@ def paste(frame: np.ndarray, src: np.ndarray, mask: np.ndarray, dx: int, dy: int
     return out
 
 
+def same_picture(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether the rendering residual explains picture ``a`` by ``b`` (:func:`vreason.verify.residual.residual`,
+    its default tolerances): the rule a verifier's scene holds a frame of the task's picture to (principle 3: the
+    start image within the honest tolerances), so no verifier can tell the two apart as pictures of the task."""
+    from vreason.verify.residual import residual
+
+    return residual(a, b).explained()
+
+
 def differs(a: list[np.ndarray], b: list[np.ndarray], min_px: int = 40) -> bool:
     """Some frame of ``a`` has ≥ ``min_px`` pixels changed against the same frame of ``b``."""
     return any(int(diff_mask(x, y, 40).sum()) >= min_px for x, y in zip(a, b, strict=False))

@@ -1,0 +1,69 @@
+"""The P3 ``mirror`` cheat is a cheat only where the mirror image shows another picture of the task (issue 24).
+
+A board that is its own mirror image with the same answer (odd-one-out's squares, the odd one in the middle column)
+mirrored is a valid solution of the same task, drawn in another order: the generator refuses it, and the verifier
+passes it — which is why it is no cheat (VREASON_ADV_SEED=961968408 listed it as a known gap; suite seed 9, easy).
+A board that is not its own mirror image is still made into a case, and that case fails."""
+
+import os
+
+import numpy as np
+import pytest
+
+from vreason.core.records import Video
+from vreason.core.scoring import ScoreContext
+from vreason.synth import adversary_principles_ops as ops
+from vreason.synth.adversary import Clip
+from vreason.synth.adversary_principles import Made, NotApplicable, write_case
+from vreason.synth.adversary_principles_kinds import mirror
+from vreason.synth.base import RenderConfig
+from vreason.synth.scorer import SynthVerifierScorer
+from vreason.synth.suite import make_instance, make_sample
+
+
+class _Flip:
+    """An rng whose integer draw picks the flip (1: left-right, 0: upside down)."""
+
+    def __init__(self, axis: int):
+        self.axis = axis
+
+    def integers(self, lo, hi=None):
+        return self.axis
+
+
+def _score(tmp_path, family, difficulty, seed, frames) -> bool:
+    cfg = RenderConfig()
+    path = os.path.join(tmp_path, "mirrored.mp4")
+    write_case(path, Made(Clip(frames, float(cfg.fps)), {}))
+    sample = make_sample(family, difficulty, 0, seed, cfg)
+    (s,) = SynthVerifierScorer().score(sample, Video(sample_id=sample.id, model="mirror", seed=0, path=path),
+                                       ScoreContext(run_dir=str(tmp_path)))
+    return bool(s.passed)
+
+
+def test_a_board_that_is_its_own_mirror_image_is_refused_and_the_verifier_passes_it(tmp_path):
+    inst = make_instance("oddoneout", "easy", 0, 9, RenderConfig())
+    flipped = [np.ascontiguousarray(f[:, ::-1]) for f in inst.solution]
+    assert ops.differs(flipped, inst.solution)  # the box is drawn in another order: frames differ in between
+    assert ops.same_picture(flipped[0], inst.solution[0]) and ops.same_picture(flipped[-1], inst.solution[-1])
+    with pytest.raises(NotApplicable, match="same task"):
+        mirror(inst, RenderConfig(), _Flip(1))
+    assert _score(tmp_path, "oddoneout", "easy", 9, flipped)
+
+
+@pytest.mark.parametrize("family, seed, axis", [("oddoneout", 9, 0), ("sequence", 404, 1)])
+def test_a_mirror_showing_another_picture_is_made_and_fails(tmp_path, family, seed, axis):
+    inst = make_instance(family, "easy", 0, seed, RenderConfig())
+    made = mirror(inst, RenderConfig(), _Flip(axis))
+    assert not ops.same_picture(made.clip.frames[0], inst.solution[0]) or not ops.same_picture(
+        made.clip.frames[-1], inst.solution[-1])
+    assert not _score(tmp_path, family, "easy", seed, made.clip.frames)
+
+
+def test_same_picture_tells_a_moved_object_from_codec_noise():
+    rng = np.random.default_rng()
+    inst = make_instance("sequence", "easy", 0, int(rng.integers(1 << 30)), RenderConfig())
+    a = inst.solution[0]
+    noisy = np.clip(a.astype(np.int16) + rng.integers(-6, 7, a.shape), 0, 255).astype(np.uint8)
+    assert ops.same_picture(noisy, a)
+    assert not ops.same_picture(np.roll(a, 12, axis=1), a)
