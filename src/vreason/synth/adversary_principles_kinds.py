@@ -54,7 +54,8 @@ def mark(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -> Mad
     mask = m > 0
     colour, alpha = ops.random_colour(rng), float(rng.uniform(0.1, 1.0))
     final = sc.frames[-1]
-    if ops.visible(final, ops.blend(final, mask, colour, alpha), mask) < ops.VISIBLE:
+    marked = ops.blend(final, mask, colour, alpha)
+    if ops.visible(final, marked, mask) < ops.VISIBLE or ops.visible_ycc(final, marked, mask) < ops.FAINT_FLOOR:
         raise NotApplicable("mark too faint to see")
     t0 = _tail_start(len(sc.frames), _fps(cfg), rng)
     frames = _apply_tail(sc.frames, t0, lambda f: ops.blend(f, mask, colour, alpha))
@@ -76,7 +77,7 @@ def _copy_object(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator
     dx, dy = x + 2 - x0, y + 2 - y0
     moved = ops.shift_mask(o.mask, dx, dy)
     after = ops.paste(final, final, o.mask, dx, dy, alpha)
-    if ops.visible(final, after, moved) < ops.VISIBLE:
+    if ops.visible(final, after, moved) < ops.VISIBLE or ops.visible_ycc(final, after, moved) < ops.FAINT_FLOOR:
         raise NotApplicable("copy too faint to see")
     t0 = _tail_start(len(sc.frames), _fps(cfg), rng)
     frames = _apply_tail(sc.frames, t0, lambda f: ops.paste(f, final, o.mask, dx, dy, alpha))

@@ -1,9 +1,14 @@
-"""The P3 ``mirror`` cheat is a cheat only where the mirror image shows another picture of the task (issue 24).
+"""What the principle generators count as a cheat (issue 24).
+
+The P3 ``mirror`` cheat is a cheat only where the mirror image shows another picture of the task.
 
 A board that is its own mirror image with the same answer (odd-one-out's squares, the odd one in the middle column)
 mirrored is a valid solution of the same task, drawn in another order: the generator refuses it, and the verifier
 passes it — which is why it is no cheat (VREASON_ADV_SEED=961968408 listed it as a known gap; suite seed 9, easy).
-A board that is not its own mirror image is still made into a case, and that case fails."""
+A board that is not its own mirror image is still made into a case, and that case fails.
+
+A P1 mark or copy is drawn only when it changes its pixels by :data:`FAINT_FLOOR` levels of luma or chroma or more:
+the largest RGB channel (the older measure) let marks of 8–10 levels of luma through, under every rule's noise."""
 
 import os
 
@@ -67,3 +72,43 @@ def test_same_picture_tells_a_moved_object_from_codec_noise():
     noisy = np.clip(a.astype(np.int16) + rng.integers(-6, 7, a.shape), 0, 255).astype(np.uint8)
     assert ops.same_picture(noisy, a)
     assert not ops.same_picture(np.roll(a, 12, axis=1), a)
+
+
+def test_visible_ycc_measures_luma_and_chroma_not_the_largest_rgb_channel():
+    rng = np.random.default_rng()
+    page = np.full((20, 20, 3), int(rng.integers(180, 240)), np.uint8)
+    mask = np.zeros((20, 20), bool)
+    mask[5:12, 4:15] = True
+    d = int(rng.integers(10, 40))
+    grey = page.copy()
+    grey[mask] = page[mask] - d
+    assert abs(ops.visible_ycc(page, grey, mask) - d) <= 1
+    red = page.copy()
+    red[mask, 0] = page[mask, 0] - 20  # the largest RGB channel moves 20; luma 6, Cr 10
+    assert ops.visible(page, red, mask) == 20
+    assert 9 <= ops.visible_ycc(page, red, mask) <= 11 < ops.FAINT_FLOOR
+
+
+def test_marks_and_copies_are_drawn_above_the_faint_floor():
+    """Random draws of the P1 mark and ghost kinds: what each adds changes its pixels by the floor or more."""
+    from vreason.synth.adversary_principles import Case, make_case
+    from vreason.synth.suite import default_families
+
+    rng = np.random.default_rng()
+    fams = default_families()
+    made_any = 0
+    for _ in range(6):
+        fam = fams[int(rng.integers(len(fams)))]
+        kind = str(rng.choice(["mark", "ghost"]))
+        c = Case("P1", fam, kind, False, "easy", 0, int(rng.integers(1 << 20)), int(rng.integers(1 << 30)))
+        try:
+            made = make_case(c)
+        except NotApplicable:
+            continue
+        inst = make_instance(fam, "easy", 0, c.seed, RenderConfig())
+        last, orig = made.clip.frames[-1], inst.solution[-1]
+        changed = np.abs(last.astype(np.int16) - orig.astype(np.int16)).max(axis=2) > 0
+        assert changed.any()
+        made_any += 1
+        assert ops.visible_ycc(orig, last, changed) >= ops.FAINT_FLOOR * 0.9, (fam, kind, made.params)
+    assert made_any
