@@ -62,6 +62,7 @@ from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers im
     unchanged,
 )
 from vreason.verify.residual import MAX_BLOB, residual
+from vreason.verify.settle import follow, settle, start_following
 from vreason.verify.video_camera import (
     IDENT,
     against_first,
@@ -210,7 +211,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                   expect: Expect, *, start_free: np.ndarray | None = None, final: np.ndarray | None = None,
                   max_blob: int = MAX_BLOB, photometric: bool = True, stop_after: int | None = 3,
                   temporal: bool = True, border: int = BORDER_PX, end_search: bool = False,
-                  track_camera: bool = True, trail: int = 0, decode_scale: float = 1.0) -> Explanation:
+                  track_camera: bool = True, trail: int = 0, decode_scale: float = 1.0,
+                  follow_settled: bool = True) -> Explanation:
     """Check every frame of a video (RGB uint8 frames at ``start``'s size, letterbox already cropped) against
     the task's ``start`` image and the family's re-rendering (see the module). ``start_free``: pixels of the
     start image the first frame may differ in (default none). ``final``: the expected final picture, used to
@@ -230,7 +232,9 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     residuals' per-pixel tolerances alone (a low-bitrate codec's motion trail,
     :func:`vreason.verify.frame_check._trail`); 0: never. ``decode_scale``: the share of the render size the
     frames were decoded at before they were enlarged to it (a family's ``decode_scale``): a first frame softer
-    than that was coded smaller, and the temporal residual's codec ring grows with it (:func:`codec_ring`)."""
+    than that was coded smaller, and the temporal residual's codec ring grows with it (:func:`codec_ring`).
+    ``follow_settled``: where the expected picture changed, the temporal residual's reference follows the video
+    until the pixel has held still (:mod:`vreason.verify.settle`); False: it stays the first frame there."""
     import cv2
 
     from vreason.verify.hue import hue_undone
@@ -338,6 +342,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         held: list = []
         grown: list = []
         recent = [(j, p) for j, p in recent if i - j <= trail]
+        if i and ref0 is not None:
+            settle(ref0, i)
         pics = [p for _, p in recent]
         fc = _check(i, geo, valid, expect, max_blob=max_blob, photometric=photometric,
                     ref0=ref0 if i else None, region=region, gains=gains, corrected=held, recent=pics,
@@ -354,6 +360,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             frame0 = held[0] if held and region is None else ref0.frame
             ref0 = _Ref0(ref0.start, frame0, ref0.valid, clipped if clipped is not None and clipped.any() else None,
                          ref0.ring, _edge_band(frame0, FIRST_EDGE_LEVEL))
+            if follow_settled:
+                start_following(ref0, ref0.start)
         out.full_checks += 1
         if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the
@@ -370,11 +378,11 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 tried.append(alone)
                 geo2, valid2 = warp_onto(frames[i], alone, (w, h), border)
                 fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
-                             gains=gains, recent=pics, shown=shown)
+                             gains=gains, recent=pics, shown=shown, corrected=held)
                 out.full_checks += 1
                 if fc2.explained:
                     fc2.realigned = True
-                    fc, geo, m, region = fc2, geo2, alone, None
+                    fc, geo, valid, m, region = fc2, geo2, valid2, alone, None
                     blocks = _blocks(geo)
                     break
         out.frames.append(fc)
@@ -382,6 +390,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             recent.append((i, shown[0]))
         if fc.explained:
             before = shown[0] if shown else None
+            if i and ref0 is not None and held and shown:
+                follow(ref0, i, shown[0], held[0], held[1], region or (0, 0, w, h), valid, geo)
             if region is None or ref_blocks is None:
                 ref_blocks, ref_warp = blocks, m
             else:  # the blocks inside the checked region take the frame's values

@@ -177,6 +177,16 @@ class _Ref0:
     """:data:`CODEC_RING` in this video's pixels (:func:`codec_ring`)."""
     edges: np.ndarray | None = None
     """:func:`_edge_band` of ``frame`` at :data:`FIRST_EDGE_LEVEL`, computed once (None: on each check)."""
+    seen: np.ndarray | None = None
+    """The expected picture each pixel last showed (:mod:`vreason.verify.settle`; None: the reference stays the
+    first frame)."""
+    changed_at: np.ndarray | None = None
+    """Per pixel, the frame its expected picture last changed at (:mod:`vreason.verify.settle`)."""
+    changes: list | None = None
+    """(frame, box) of each change of the expected picture not yet settled (:mod:`vreason.verify.settle`)."""
+    recent: np.ndarray | None = None
+    """Pixels changed within ``settle.SETTLE_FRAMES`` frames, grown by the codec ring: the temporal residual leaves
+    them to the rendering residual."""
 
 
 def codec_ring(coded: float) -> int:
@@ -325,7 +335,7 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
         fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail, raw=g, gain=gain)
         if fc.explained:
             if corrected is not None:  # the corrected crop (the first frame: the temporal residual's reference)
-                corrected[:] = [fixed]
+                corrected[:] = [fixed, r]
             return fc
     return fc
 
@@ -362,6 +372,8 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     ok = res.explained(max_blob)
     if ok and ref0 is not None:
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r), ref0.ring)
+        if ref0.recent is not None:
+            static |= _crop(ref0.recent, r)
         ref = _crop(ref0.frame, r)
         # and beside the first frame's own edges of FIRST_EDGE_LEVEL: see there
         static |= _edge_band(ref, FIRST_EDGE_LEVEL) if ref0.edges is None else _crop(ref0.edges, r)

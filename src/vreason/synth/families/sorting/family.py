@@ -82,8 +82,8 @@ def draw_bars(bg: np.ndarray, bars: list[dict], g: dict[str, float], pos: dict[i
 @family
 class Sorting(TaskFamily):
     name = "sorting"
-    version = "3"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11);
-    # 3: the scene in the verdict (issue 24)
+    version = "4"  # 2: process checks in task units and seconds, solid objects, end state held (issue 11);
+    # 3: the scene in the verdict (issue 24); 4: the parse's profiles matched under an exposure (scene._best)
     directional = True
     process_rule = True
     decode_scale = 1.0

@@ -57,6 +57,10 @@ def parse(frame: np.ndarray, bars: list[dict], g: dict[str, float], h: int, bg: 
     return pos
 
 
+MAX_GAIN = 1.5
+"""The largest exposure gain (or its inverse) a profile is matched under (:func:`_best`)."""
+
+
 def _soft1(v: np.ndarray, n_small: int | None) -> np.ndarray:
     """A 1-D profile (L, 3) through the same reduction and enlargement as :func:`soften` (separable)."""
     import cv2
@@ -70,12 +74,22 @@ def _soft1(v: np.ndarray, n_small: int | None) -> np.ndarray:
 
 def _best(got: np.ndarray, line: np.ndarray, lo: int, hi: int, spans: list[tuple[int, int]], colour: np.ndarray,
           n_small: int | None) -> int:
-    """Index of the span (start, end) whose bar drawn on ``line`` (then softened) best matches ``got[lo:hi]``."""
+    """Index of the span (start, end) whose bar drawn on ``line`` (then softened) best matches ``got[lo:hi]``, each
+    under the exposure (a gain and an offset per channel, least squares) that brings it nearest: the frame is read
+    with its exposure on. Matched level for level, a frame darkened by 15% put a blue bar lifted 2 px back on the
+    shelf — the light gap under it, darkened, lay nearer the bar's colour than the page's (sorting dark15, hard,
+    VREASON_ADV_SEED=109332120: 36 px along the shelf unexplained)."""
     errs = []
+    y = got[lo:hi].astype(np.float64)
     for a, e in spans:
         ref = line.copy()
         ref[max(0, a):max(0, e)] = colour
-        errs.append(float(np.abs(_soft1(ref, n_small)[lo:hi] - got[lo:hi]).sum()))
+        x = _soft1(ref, n_small)[lo:hi].astype(np.float64)
+        xm, ym = x.mean(axis=0), y.mean(axis=0)
+        var = ((x - xm) ** 2).sum(axis=0)
+        gain = np.where(var > 1e-6, ((x - xm) * (y - ym)).sum(axis=0) / np.maximum(var, 1e-6), 1.0)
+        gain = np.clip(gain, 1 / MAX_GAIN, MAX_GAIN)  # an exposure, not any contrast
+        errs.append(float(np.abs(gain * (x - xm) + ym - y).sum()))
     return int(np.argmin(errs))
 
 

@@ -1,0 +1,114 @@
+"""The temporal residual's reference, kept up with what the video settled on (issue 24, principles 1 and 2).
+
+The temporal residual (:mod:`vreason.verify.frame_check`) holds every pixel whose expected picture has not changed
+since the start to the video's own first frame: an honest camera re-shows the same content with the same codec
+noise, so a faint mark under the rendering residual's codec floor is still unexplained. Where the expected picture
+*has* changed — a tile slid into place, a bar set down, a tool carried home — only the rendering residual judged,
+for the rest of the video: a dot 33 levels darker on the white "4" of a sliding tile that had come to rest passed
+every frame (a thick glyph's interior lies under the rendering residual's per-pixel tolerance of 40 and its 5×5
+mean of 18; bench seed 22002, case 1677021026).
+
+So the reference follows the video: while a pixel's expected picture changes, and for :data:`SETTLE_FRAMES` frames
+after its last change, the pixel (grown by the codec ring) is left to the rendering residual and its reference
+takes each explained frame's corrected value; once it has held still that long, its settled expected picture is
+the new one, and the frames after are held to the reference as the first frame's pixels are. Frames skipped as
+unchanged (their 4×4 block means within ``SAME_LEVEL`` of the last explained) need no update: they showed what the
+reference holds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+SETTLE_FRAMES = 3
+"""Frames after its expected picture last changed that a pixel (and its codec ring) is still left to the rendering
+residual and its reference still follows the video: a low-bitrate P-frame keeps refining a block a frame or two
+after the object in it stopped (the codec trail, ``frame_check.TRAIL_RING``)."""
+
+NEVER = -(10**6)
+
+
+def start_following(ref0, start: np.ndarray) -> None:  # noqa: ANN001  (frame_check._Ref0)
+    """Make ``ref0``'s pictures its own (they are written into) and start the per-pixel change record."""
+    h, w = start.shape[:2]
+    ref0.start = np.array(start, copy=True)
+    ref0.frame = np.array(ref0.frame, copy=True)
+    ref0.seen = np.array(start, copy=True)
+    ref0.changed_at = np.full((h, w), NEVER, np.int32)
+    ref0.changes = []
+    ref0.recent = None
+
+
+def settle(ref0, i: int) -> None:  # noqa: ANN001
+    """Before frame ``i`` is checked: pixels whose expected picture last changed more than :data:`SETTLE_FRAMES`
+    frames ago take it as their settled picture; the pixels changed since (grown by the codec ring) are
+    ``ref0.recent``, left to the rendering residual. Measured inside the boxes of the changes not yet settled."""
+    import cv2
+
+    from vreason.verify.residual import chan_max
+
+    if ref0.changed_at is None or not ref0.changes:
+        ref0.recent = None
+        return
+    h, w = ref0.changed_at.shape
+    grow = ref0.ring
+    x0 = max(0, min(b[0] for _, b in ref0.changes) - grow)
+    y0 = max(0, min(b[1] for _, b in ref0.changes) - grow)
+    x1 = min(w, max(b[2] for _, b in ref0.changes) + grow)
+    y1 = min(h, max(b[3] for _, b in ref0.changes) + grow)
+    young = (i - ref0.changed_at[y0:y1, x0:x1]) <= SETTLE_FRAMES
+    start, seen = ref0.start[y0:y1, x0:x1], ref0.seen[y0:y1, x0:x1]
+    due = (chan_max(cv2.absdiff(seen, start)) > 0) & ~young
+    if due.any():
+        start[due] = seen[due]
+    ref0.changes = [(j, b) for j, b in ref0.changes if i - j <= SETTLE_FRAMES]
+    if young.any():
+        k = np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)
+        ref0.recent = np.zeros((h, w), bool)
+        ref0.recent[y0:y1, x0:x1] = cv2.dilate(young.astype(np.uint8), k) > 0
+    else:
+        ref0.recent = None
+
+
+def follow(ref0, i: int, expected: np.ndarray, fixed: np.ndarray, crop: tuple[int, int, int, int],  # noqa: ANN001
+           judged: tuple[int, int, int, int], valid: np.ndarray, raw: np.ndarray) -> None:
+    """After frame ``i`` is explained: record where its ``expected`` picture changed, and where it changed within
+    :data:`SETTLE_FRAMES` frames or differs from the settled picture (grown by the codec ring), let the reference
+    take the frame's corrected pixels (``fixed``: the crop ``crop`` of the frame as checked; only the ``judged``
+    region and the ``valid`` pixels are taken; ``raw``: the frame as decoded, for its clipped channels)."""
+    import cv2
+
+    from vreason.verify.frame_check import CLIP_NOISE, FIRST_EDGE_LEVEL, _edge_band
+    from vreason.verify.residual import chan_max
+
+    if ref0.changed_at is None:
+        return
+    x0, y0, x1, y1 = judged
+    cx0, cy0, cx1, cy1 = crop
+    e = expected[y0:y1, x0:x1]
+    seen = ref0.seen[y0:y1, x0:x1]
+    moved = chan_max(cv2.absdiff(e, seen)) > 0
+    if moved.any():
+        ref0.changed_at[y0:y1, x0:x1][moved] = i
+        seen[...] = e
+        bx, by, bw, bh = cv2.boundingRect(moved.astype(np.uint8))
+        ref0.changes.append((i, (x0 + bx, y0 + by, x0 + bx + bw, y0 + by + bh)))
+    young = (i - ref0.changed_at[y0:y1, x0:x1]) <= SETTLE_FRAMES
+    live = young | (chan_max(cv2.absdiff(e, ref0.start[y0:y1, x0:x1])) > 0)
+    if not live.any():
+        return
+    k = np.ones((2 * ref0.ring + 1, 2 * ref0.ring + 1), np.uint8)
+    zone = (cv2.dilate(live.astype(np.uint8), k) > 0) & valid[y0:y1, x0:x1]
+    if not zone.any():
+        return
+    f = fixed[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0]
+    ref0.frame[y0:y1, x0:x1][zone] = f[zone]
+    if ref0.clipped is not None or raw is not None:
+        near = (raw[y0:y1, x0:x1] >= 254 - CLIP_NOISE) | (raw[y0:y1, x0:x1] <= 1 + CLIP_NOISE)
+        if ref0.clipped is None and near[zone].any():
+            ref0.clipped = np.zeros(ref0.frame.shape[:2] + (3,), bool)
+        if ref0.clipped is not None:
+            ref0.clipped[y0:y1, x0:x1][zone] = near[zone]
+    if ref0.edges is not None:  # the reference's own edges, measured with the crop's context
+        band = _edge_band(ref0.frame[cy0:cy1, cx0:cx1], FIRST_EDGE_LEVEL)
+        ref0.edges[y0:y1, x0:x1] = band[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0]
