@@ -211,8 +211,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                   expect: Expect, *, start_free: np.ndarray | None = None, final: np.ndarray | None = None,
                   max_blob: int = MAX_BLOB, photometric: bool = True, stop_after: int | None = 3,
                   temporal: bool = True, border: int = BORDER_PX, end_search: bool = False,
-                  track_camera: bool = True, trail: int = 0, decode_scale: float = 1.0,
-                  follow_settled: bool = True) -> Explanation:
+                  track_camera: bool = True, trail: int = 0, decode_scale: float = 1.0) -> Explanation:
     """Check every frame of a video (RGB uint8 frames at ``start``'s size, letterbox already cropped) against
     the task's ``start`` image and the family's re-rendering (see the module). ``start_free``: pixels of the
     start image the first frame may differ in (default none). ``final``: the expected final picture, used to
@@ -233,8 +232,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     :func:`vreason.verify.frame_check._trail`); 0: never. ``decode_scale``: the share of the render size the
     frames were decoded at before they were enlarged to it (a family's ``decode_scale``): a first frame softer
     than that was coded smaller, and the temporal residual's codec ring grows with it (:func:`codec_ring`).
-    ``follow_settled``: where the expected picture changed, the temporal residual's reference follows the video
-    until the pixel has held still (:mod:`vreason.verify.settle`); False: it stays the first frame there."""
+    Where the expected picture changed, the temporal residual's reference follows the video until the pixel has
+    held still (:mod:`vreason.verify.settle`)."""
     import cv2
 
     from vreason.verify.hue import hue_undone
@@ -360,8 +359,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             frame0 = held[0] if held and region is None else ref0.frame
             ref0 = _Ref0(ref0.start, frame0, ref0.valid, clipped if clipped is not None and clipped.any() else None,
                          ref0.ring, _edge_band(frame0, FIRST_EDGE_LEVEL))
-            if follow_settled:
-                start_following(ref0, ref0.start)
+            start_following(ref0, ref0.start)
         out.full_checks += 1
         if not fc.explained and track_camera:
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the
