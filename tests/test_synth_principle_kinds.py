@@ -65,13 +65,20 @@ def test_a_mirror_showing_another_picture_is_made_and_fails(tmp_path, family, se
     assert not _score(tmp_path, family, "easy", seed, made.clip.frames)
 
 
-def test_same_picture_tells_a_moved_object_from_codec_noise():
+def test_same_picture_tells_an_added_object_from_codec_noise_and_a_camera_move():
     rng = np.random.default_rng()
     inst = make_instance("sequence", "easy", 0, int(rng.integers(1 << 30)), RenderConfig())
     a = inst.solution[0]
     noisy = np.clip(a.astype(np.int16) + rng.integers(-6, 7, a.shape), 0, 255).astype(np.uint8)
     assert ops.same_picture(noisy, a)
-    assert not ops.same_picture(np.roll(a, 12, axis=1), a)
+    moved = np.full_like(a, a[2, 2])  # the whole picture shifted by a camera: the same picture
+    dx, dy = int(rng.integers(4, 13)), int(rng.integers(-6, 7))
+    moved[max(0, dy):a.shape[0] + min(0, dy), dx:] = a[max(0, -dy):a.shape[0] - max(0, dy), :a.shape[1] - dx]
+    assert ops.same_picture(moved, a)
+    marked = a.copy()
+    x, y = int(rng.integers(40, a.shape[1] - 60)), int(rng.integers(20, 50))
+    marked[y:y + 8, x:x + 8] = 0  # an 8×8 black square on the page: another picture
+    assert not ops.same_picture(marked, a)
 
 
 def test_visible_ycc_measures_luma_and_chroma_not_the_largest_rgb_channel():

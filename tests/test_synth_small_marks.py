@@ -64,6 +64,19 @@ def small_mark(shape: tuple[int, int], at: tuple[int, int], r: np.random.Generat
             return m > 0
 
 
+def free_pixels(inst, cfg: RenderConfig) -> np.ndarray:
+    """Where the family's scene lets anything appear, in its first or last frame (e.g. sudoku's blank cells)."""
+    from vreason.synth.suite import get_family
+
+    sc = get_family(inst.family).scene(inst.state, cfg)
+    out = np.zeros(inst.first_frame.shape[:2], bool)
+    for i, frame in ((0, inst.first_frame), (len(inst.solution) - 1, inst.final_frame)):
+        got = sc.expect(i, frame)
+        if not isinstance(got, str) and got[1] is not None:
+            out |= got[1].astype(bool)
+    return out
+
+
 @pytest.mark.parametrize("draw_", range(3))
 def test_a_small_faint_mark_on_a_flat_area_is_unexplained(tmp_path, draw_):
     """Random family (decoded at full size), difficulty, instance, place, shape and level (22–40 off the page),
@@ -150,3 +163,45 @@ def test_a_small_mark_on_what_came_to_rest_is_unexplained(tmp_path, draw_):
     details = score.evidence.details if score.evidence else {}
     assert score.status.value == "ok" and not score.passed, (fam, diff, seed, (x, y), int(mask.sum()), delta, t0)
     assert "scene" in str(details.get("reason")), (fam, details.get("reason"))  # failed for what it shows
+
+
+@pytest.mark.parametrize("draw_", range(2))
+def test_a_small_dot_of_another_colour_on_a_flat_page_is_unexplained(tmp_path, draw_):
+    """A 13-px dot whose luma stays within 8 levels of the page but whose Cr or Cb moves 28–45 levels (a yellow dot
+    at 0.31 on white: luma 14, Cb 36 — tool QA, seed 2210) on a flat, unchanging page: the 4×4-averaged chroma of
+    the temporal residual thinned it under 16 levels, and the flat-colour rule of the rendering residual is judged
+    by the 24-px blob. The temporal rule for flat areas now reads the decoded chroma per pixel where the colour is
+    flat (``frame_check._chroma_hot``)."""
+    r = np.random.default_rng([SEED, 84, draw_])
+    cfg = RenderConfig()
+    while True:
+        fam = FULL_SIZE[int(r.integers(len(FULL_SIZE)))]
+        diff, seed = str(r.choice(["easy", "medium", "hard"])), int(r.integers(1 << 20))
+        inst = make_instance(fam, diff, 0, seed, cfg)
+        sc = scene(inst.solution)
+        at = flat_place(sc.frames[0], sc.changed | free_pixels(inst, cfg), r)
+        if at is not None:
+            break
+    m = np.zeros(sc.frames[0].shape[:2], np.uint8)
+    cv2.circle(m, at, 2, 1, -1)
+    mask = m > 0
+    page = cv2.cvtColor(sc.frames[0][at[1]:at[1] + 1, at[0]:at[0] + 1], cv2.COLOR_RGB2YCrCb)[0, 0].astype(int)
+    while True:
+        ycc = page.copy()
+        ycc[0] += int(r.integers(-8, 9))
+        ch = 1 + int(r.integers(2))
+        ycc[ch] += int(r.integers(28, 46)) * int(r.choice([-1, 1]))
+        dot = cv2.cvtColor(np.clip(ycc, 0, 255).astype(np.uint8)[None, None], cv2.COLOR_YCrCb2RGB)[0, 0]
+        back = cv2.cvtColor(dot[None, None], cv2.COLOR_RGB2YCrCb)[0, 0].astype(int)
+        if abs(back[0] - page[0]) <= 10 and abs(back[ch] - page[ch]) >= 26:  # the colour survives RGB's gamut
+            break
+    t0 = int(r.integers(len(inst.solution) // 2, len(inst.solution) - 6))
+    frames = [f.copy() for f in inst.solution]
+    for f in frames[t0:]:
+        f[mask] = dot
+    path = str(tmp_path / "dot.mp4")
+    write_case(path, Made(Clip(frames, cfg.fps)))
+    sample = make_sample(fam, diff, 0, seed, cfg)
+    (score,) = SynthVerifierScorer().score(sample, Video(sample_id=sample.id, model="dot", seed=0, path=path),
+                                           ScoreContext(run_dir=str(tmp_path)))
+    assert score.status.value == "ok" and not score.passed, (fam, diff, seed, at, dot.tolist(), page.tolist(), t0)

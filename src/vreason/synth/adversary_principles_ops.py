@@ -215,11 +215,24 @@ def paste(frame: np.ndarray, src: np.ndarray, mask: np.ndarray, dx: int, dy: int
 
 def same_picture(a: np.ndarray, b: np.ndarray) -> bool:
     """Whether the rendering residual explains picture ``a`` by ``b`` (:func:`vreason.verify.residual.residual`,
-    its default tolerances): the rule a verifier's scene holds a frame of the task's picture to (principle 3: the
-    start image within the honest tolerances), so no verifier can tell the two apart as pictures of the task."""
+    its default tolerances) as it is or once a camera move brings it onto ``b`` (:func:`vreason.verify.align.align`,
+    the picture's outer 4 px not judged): the rule a verifier's scene holds a frame of the task's picture to
+    (principle 3: the start image within the honest tolerances), so no verifier can tell the two apart as pictures
+    of the task. A board that is its own mirror image but sits off the middle mirrors to the same board shifted:
+    odd-one-out upside down, bench seed 22004, passed as a camera move."""
+    from vreason.verify.align import align
     from vreason.verify.residual import residual
 
-    return residual(a, b).explained()
+    if residual(a, b).explained():
+        return True
+    al = align(a, b)
+    if not al.ok:
+        return False
+    h, w = b.shape[:2]
+    inner = np.zeros((h, w), bool)
+    inner[4:h - 4, 4:w - 4] = True
+    valid = inner if al.valid is None else (inner & al.valid)
+    return residual(al.aligned, b, valid=valid).explained()
 
 
 def differs(a: list[np.ndarray], b: list[np.ndarray], min_px: int = 40) -> bool:

@@ -376,7 +376,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 tried.append(alone)
                 geo2, valid2 = warp_onto(frames[i], alone, (w, h), border)
                 fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
-                             gains=gains, recent=pics, shown=shown, corrected=held)
+                             gains=gains, recent=pics, shown=shown)
                 out.full_checks += 1
                 if fc2.explained:
                     fc2.realigned = True
@@ -389,7 +389,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
         if fc.explained:
             before = shown[0] if shown else None
             if i and ref0 is not None and held and shown:
-                follow(ref0, i, shown[0], held[0], held[1], region or (0, 0, w, h), valid, geo)
+                follow(ref0, i, shown[0], geo, region or (0, 0, w, h), valid, photometric)
             if region is None or ref_blocks is None:
                 ref_blocks, ref_warp = blocks, m
             else:  # the blocks inside the checked region take the frame's values

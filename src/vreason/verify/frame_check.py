@@ -321,12 +321,7 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
     fc = FrameCheck(i, False)
     for gain in tries:
         if photometric and gain is None:
-            flat = _FLAT.get(id(expected))
-            if flat is None or flat[0] is not expected:
-                flat = (expected, flat_mask(expected))
-                _FLAT.clear()
-                _FLAT[id(expected)] = flat
-            gain = gain_offset(geo, expected, valid, max_samples=GAIN_SAMPLES, flat=flat[1])
+            gain = fitted_gain(geo, expected, valid)
             if gains is not None:
                 gains[:] = list(gain)
         fixed = g
@@ -335,9 +330,21 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
         fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail, raw=g, gain=gain)
         if fc.explained:
             if corrected is not None:  # the corrected crop (the first frame: the temporal residual's reference)
-                corrected[:] = [fixed, r]
+                corrected[:] = [fixed]
             return fc
     return fc
+
+
+def fitted_gain(geo: np.ndarray, expected: np.ndarray, valid: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The exposure (gain, offset per channel) of a frame on the reference grid against its expected picture
+    (:func:`vreason.verify.align.gain_offset` over the picture's flat pixels, their mask kept for the next frame
+    that expects the same picture)."""
+    flat = _FLAT.get(id(expected))
+    if flat is None or flat[0] is not expected:
+        flat = (expected, flat_mask(expected))
+        _FLAT.clear()
+        _FLAT[id(expected)] = flat
+    return gain_offset(geo, expected, valid, max_samples=GAIN_SAMPLES, flat=flat[1])
 
 
 def _grow_by_parse(region: Region | None, expected: np.ndarray, before: np.ndarray | None) -> Region | None:
@@ -390,7 +397,8 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
             box = _shift(tres.blob_box, r)
             return FrameCheck(i, False, tres.largest_blob, box,
                               f"{tres.largest_blob} px changed since the first frame at {list(box or ())}")
-        blob, fbox = _flat_blob(tres.excess, _crop(expected, r), _crop(trail, r))
+        ignore = static | ~_crop(valid & ref0.valid, r)
+        blob, fbox = _flat_blob(tres.excess, _crop(expected, r), _crop(trail, r), chroma=(fixed, ref, ignore))
         if blob > MAX_FLAT_BLOB:
             box = _shift(fbox, r)
             return FrameCheck(i, False, blob, box, f"{blob} px of a flat area changed since the first frame at "
@@ -400,13 +408,19 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     return FrameCheck(i, ok, res.largest_blob, box, why)
 
 
-def _flat_blob(excess: np.ndarray, expected: np.ndarray,
-               trail: np.ndarray | None = None) -> tuple[int, tuple[int, int, int, int] | None]:
+def _flat_blob(excess: np.ndarray, expected: np.ndarray, trail: np.ndarray | None = None,
+               chroma: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+               ) -> tuple[int, tuple[int, int, int, int] | None]:
     """Largest component (px, box) of the temporal residual's ``excess`` over :data:`TOL_FLAT` where the
-    expected picture is flat (:data:`FLAT_LEVELS`), outside a codec's ``trail`` (judged per pixel alone)."""
+    expected picture is flat (:data:`FLAT_LEVELS`), outside a codec's ``trail`` (judged per pixel alone).
+    ``chroma``: (corrected frame, reference, pixels not judged): where the expected picture's colour is flat too
+    (:func:`vreason.verify.residual.flat_colour_mask`), the decoded chroma per pixel counts against the reference's
+    (the excess takes it averaged over 4×4, which thins a small dot's colour away)."""
     import cv2
 
     hot = excess > TOL_FLAT
+    if chroma is not None:
+        hot |= _chroma_hot(*chroma, expected)
     if trail is not None:
         hot &= ~trail.astype(bool)
     if not hot.any():
@@ -415,6 +429,22 @@ def _flat_blob(excess: np.ndarray, expected: np.ndarray,
     k = np.ones((5, 5), np.uint8)
     area, (x, y, w, h) = largest_component(hot & (cv2.subtract(cv2.dilate(ey, k), cv2.erode(ey, k)) <= FLAT_LEVELS))
     return (area, (x, y, x + w, y + h)) if area else (0, None)
+
+
+def _chroma_hot(fixed: np.ndarray, ref: np.ndarray, ignore: np.ndarray, expected: np.ndarray) -> np.ndarray:
+    """Pixels of a flat colour (:func:`vreason.verify.residual.flat_colour_mask`) whose decoded Cr or Cb differs
+    from the reference's by more than :data:`TOL_FLAT`, outside ``ignore``."""
+    import cv2
+
+    from vreason.verify.residual import flat_colour_mask
+
+    f, rf = (cv2.cvtColor(np.ascontiguousarray(a[..., :3]), cv2.COLOR_RGB2YCrCb) for a in (fixed, ref))
+    _, dcr, dcb = cv2.split(cv2.absdiff(f, rf))
+    hot = cv2.max(dcr, dcb) > TOL_FLAT
+    if not hot.any():
+        return hot
+    e = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2YCrCb)
+    return hot & flat_colour_mask(e, ignore) & ~ignore
 
 
 def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:

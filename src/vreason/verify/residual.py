@@ -179,12 +179,26 @@ def off_flat_colour(f: np.ndarray, e: np.ndarray, coloured: np.ndarray | None = 
         return np.zeros(f.shape[:2], bool)
     k = np.ones((2 * FLAT_RING + 1, 2 * FLAT_RING + 1), np.uint8)
     lo, hi = cv2.erode(e, k), cv2.dilate(e, k)
+    flat = flat_colour_mask(e, coloured, lo, hi)
+    _, ocr, ocb = cv2.split(cv2.max(cv2.subtract(f, hi), cv2.subtract(lo, f)))
+    return (cv2.max(ocr, ocb) > tol) & flat
+
+
+def flat_colour_mask(e: np.ndarray, coloured: np.ndarray | None = None, lo: np.ndarray | None = None,
+                     hi: np.ndarray | None = None) -> np.ndarray:
+    """Where the picture ``e`` (YCrCb) has a flat colour: its Cr and Cb each span at most :data:`SCENE_FLAT`
+    levels within :data:`FLAT_RING` px, and no ``coloured`` pixel (bool) lies that near. ``lo``/``hi``: ``e``'s
+    erosion and dilation over that ring, when the caller has them."""
+    import cv2
+
+    k = np.ones((2 * FLAT_RING + 1, 2 * FLAT_RING + 1), np.uint8)
+    if lo is None or hi is None:
+        lo, hi = cv2.erode(e, k), cv2.dilate(e, k)
     _, scr, scb = cv2.split(cv2.subtract(hi, lo))
     flat = cv2.max(scr, scb) <= SCENE_FLAT
     if coloured is not None and coloured.any():
         flat &= ~(cv2.dilate(coloured.astype(np.uint8), k) > 0)
-    _, ocr, ocb = cv2.split(cv2.max(cv2.subtract(f, hi), cv2.subtract(lo, f)))
-    return (cv2.max(ocr, ocb) > tol) & flat
+    return flat
 
 
 def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = None, *, tol: float = TOL,

@@ -70,21 +70,24 @@ def settle(ref0, i: int) -> None:  # noqa: ANN001
         ref0.recent = None
 
 
-def follow(ref0, i: int, expected: np.ndarray, fixed: np.ndarray, crop: tuple[int, int, int, int],  # noqa: ANN001
-           judged: tuple[int, int, int, int], valid: np.ndarray, raw: np.ndarray) -> None:
-    """After frame ``i`` is explained: record where its ``expected`` picture changed, and where it changed within
-    :data:`SETTLE_FRAMES` frames or differs from the settled picture (grown by the codec ring), let the reference
-    take the frame's corrected pixels (``fixed``: the crop ``crop`` of the frame as checked; only the ``judged``
-    region and the ``valid`` pixels are taken; ``raw``: the frame as decoded, for its clipped channels)."""
+def follow(ref0, i: int, expected: np.ndarray, raw: np.ndarray, judged: tuple[int, int, int, int],  # noqa: ANN001
+           valid: np.ndarray, photometric: bool = True) -> None:
+    """After frame ``i`` (``raw``: as decoded, on the reference grid) is explained: record where its ``expected``
+    picture changed, and where it changed within :data:`SETTLE_FRAMES` frames or differs from the settled picture
+    (grown by the codec ring), let the reference take the frame's pixels (only the ``judged`` region's ``valid``
+    ones), corrected by an exposure fitted on this frame — as the first frame's are: the check itself may have
+    kept the last frame's exposure while it explained the frame, and under a 2.7% flicker that left a bar 10
+    levels brighter in the reference than in every later frame (403 px "changed" once it had come to rest;
+    sorting, case seed 392374465). Clipped observations are kept as the first frame's are."""
     import cv2
 
-    from vreason.verify.frame_check import CLIP_NOISE, FIRST_EDGE_LEVEL, _edge_band
+    from vreason.verify.align import undo_gain
+    from vreason.verify.frame_check import CLIP_NOISE, FIRST_EDGE_LEVEL, _declip, _edge_band, censored, fitted_gain
     from vreason.verify.residual import chan_max
 
     if ref0.changed_at is None:
         return
     x0, y0, x1, y1 = judged
-    cx0, cy0, cx1, cy1 = crop
     e = expected[y0:y1, x0:x1]
     seen = ref0.seen[y0:y1, x0:x1]
     moved = chan_max(cv2.absdiff(e, seen)) > 0
@@ -101,14 +104,20 @@ def follow(ref0, i: int, expected: np.ndarray, fixed: np.ndarray, crop: tuple[in
     zone = (cv2.dilate(live.astype(np.uint8), k) > 0) & valid[y0:y1, x0:x1]
     if not zone.any():
         return
-    f = fixed[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0]
-    ref0.frame[y0:y1, x0:x1][zone] = f[zone]
-    if ref0.clipped is not None or raw is not None:
-        near = (raw[y0:y1, x0:x1] >= 254 - CLIP_NOISE) | (raw[y0:y1, x0:x1] <= 1 + CLIP_NOISE)
-        if ref0.clipped is None and near[zone].any():
-            ref0.clipped = np.zeros(ref0.frame.shape[:2] + (3,), bool)
-        if ref0.clipped is not None:
-            ref0.clipped[y0:y1, x0:x1][zone] = near[zone]
-    if ref0.edges is not None:  # the reference's own edges, measured with the crop's context
+    rc = raw[y0:y1, x0:x1]
+    near = (rc >= 254 - CLIP_NOISE) | (rc <= 1 + CLIP_NOISE)
+    fresh = rc
+    if photometric:
+        gain, off = fitted_gain(raw, expected, valid)
+        fresh = _declip(rc, undo_gain(rc, gain, off), e, gain, off)
+        near |= censored(rc, e, gain, off)
+    ref0.frame[y0:y1, x0:x1][zone] = fresh[zone]
+    if ref0.clipped is None and near[zone].any():
+        ref0.clipped = np.zeros(ref0.frame.shape[:2] + (3,), bool)
+    if ref0.clipped is not None:
+        ref0.clipped[y0:y1, x0:x1][zone] = near[zone]
+    if ref0.edges is not None:  # the reference's own edges, measured with a margin of context
+        h, w = ref0.frame.shape[:2]
+        cx0, cy0, cx1, cy1 = max(0, x0 - 8), max(0, y0 - 8), min(w, x1 + 8), min(h, y1 + 8)
         band = _edge_band(ref0.frame[cy0:cy1, cx0:cx1], FIRST_EDGE_LEVEL)
         ref0.edges[y0:y1, x0:x1] = band[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0]
