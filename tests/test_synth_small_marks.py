@@ -64,6 +64,18 @@ def small_mark(shape: tuple[int, int], at: tuple[int, int], r: np.random.Generat
             return m > 0
 
 
+def draw_instance(r: np.random.Generator, families: tuple[str, ...], place):
+    """A random family of ``families``, difficulty and instance (0 of a random suite seed) until ``place(inst)``
+    finds something; returns (family, difficulty, seed, instance, what ``place`` found)."""
+    while True:
+        fam = families[int(r.integers(len(families)))]
+        diff, seed = str(r.choice(["easy", "medium", "hard"])), int(r.integers(1 << 20))
+        inst = make_instance(fam, diff, 0, seed, RenderConfig())
+        got = place(inst)
+        if got is not None:
+            return fam, diff, seed, inst, got
+
+
 def score_from(tmp_path, inst, seed: int, t0: int, mask: np.ndarray, paint) -> tuple[bool, str, dict]:
     """The oracle of ``inst`` (instance 0 of suite ``seed``) with ``paint(pixels) -> new pixels`` applied under
     ``mask`` from frame ``t0`` to the end, through H.264 and the suite's scorer: (passed, status, details)."""
@@ -97,15 +109,9 @@ def test_a_small_faint_mark_on_a_flat_area_is_unexplained(tmp_path, draw_):
     """Random family (decoded at full size), difficulty, instance, place, shape and level (22–40 off the page),
     shown from a random frame of the second half to the end, through H.264: the video fails on its scene."""
     r = np.random.default_rng([SEED, 81, draw_])
-    cfg = RenderConfig()
-    while True:
-        fam = FULL_SIZE[int(r.integers(len(FULL_SIZE)))]
-        diff, seed = str(r.choice(["easy", "medium", "hard"])), int(r.integers(1 << 20))
-        inst = make_instance(fam, diff, 0, seed, cfg)
-        sc = scene(inst.solution)
-        at = flat_place(sc.frames[0], sc.changed, r)
-        if at is not None:
-            break
+    fam, diff, seed, inst, at = draw_instance(
+        r, FULL_SIZE, lambda inst: flat_place(inst.solution[0], scene(inst.solution).changed, r))
+    sc = scene(inst.solution)
     mask = small_mark(sc.frames[0].shape[:2], at, r)
     page = float(cv2.cvtColor(sc.frames[0], cv2.COLOR_RGB2GRAY)[at[1], at[0]])
     level = int(np.clip(page + float(r.uniform(22, 40)) * (-1 if page > 128 else 1), 0, 255))
@@ -144,15 +150,12 @@ def test_a_small_mark_on_what_came_to_rest_is_unexplained(tmp_path, draw_):
     """Random family whose oracle moves or paints things, instance and place on the face of what it changed; a dot
     (radius 2–3) 26–45 levels off that face from 5–7 frames after the place last changed to the end."""
     r = np.random.default_rng([SEED, 83, draw_])
-    cfg = RenderConfig()
-    while True:
-        fam = MOVING[int(r.integers(len(MOVING)))]
-        diff, seed = str(r.choice(["easy", "medium", "hard"])), int(r.integers(1 << 20))
-        inst = make_instance(fam, diff, 0, seed, cfg)
+
+    def place(inst):  # noqa: ANN001, ANN202
         got = settled_place(inst.solution, r)
-        if got is not None and got[1] + 8 < len(inst.solution) - 3:
-            break
-    (x, y), since = got
+        return got if got is not None and got[1] + 8 < len(inst.solution) - 3 else None
+
+    fam, diff, seed, inst, ((x, y), since) = draw_instance(r, MOVING, place)
     m = np.zeros(inst.first_frame.shape[:2], np.uint8)
     cv2.circle(m, (x, y), int(r.integers(2, 4)), 1, -1)
     mask = m > 0
@@ -176,14 +179,9 @@ def test_a_small_dot_of_another_colour_on_a_flat_page_is_unexplained(tmp_path, d
     flat (``frame_check._chroma_hot``)."""
     r = np.random.default_rng([SEED, 84, draw_])
     cfg = RenderConfig()
-    while True:
-        fam = FULL_SIZE[int(r.integers(len(FULL_SIZE)))]
-        diff, seed = str(r.choice(["easy", "medium", "hard"])), int(r.integers(1 << 20))
-        inst = make_instance(fam, diff, 0, seed, cfg)
-        sc = scene(inst.solution)
-        at = flat_place(sc.frames[0], sc.changed | free_pixels(inst, cfg), r)
-        if at is not None:
-            break
+    fam, diff, seed, inst, at = draw_instance(r, FULL_SIZE, lambda inst: flat_place(
+        inst.solution[0], scene(inst.solution).changed | free_pixels(inst, cfg), r))
+    sc = scene(inst.solution)
     m = np.zeros(sc.frames[0].shape[:2], np.uint8)
     cv2.circle(m, at, 2, 1, -1)
     mask = m > 0
