@@ -217,7 +217,7 @@ def test_a_brightened_hue_turned_blue_ball_clipped_in_blue_is_the_start(tmp_path
     channel and the ball's blue clips at 255, so the per-channel exposure fit has the dark floor alone in blue and
     reads its gain 1.03 against 1.14 in red; 225 mapped to 240, under the clip, and the ball's first frame failed
     (99 px, 4 of 5 blue-ball draws). A clipped observation is bounded with the exposure's largest channel gain
-    (``frame_check._declip``). Both seeds failed on the starting code."""
+    (``clip.declip``). Both seeds failed on the starting code."""
     (v,) = [x for x in VARIANTS["gravity"] if x.name == "brighter15_hue_plus6"]
     score = run_variant(v, "hard", 0, seed, str(tmp_path))
     assert score.passed, score.evidence.details if score.evidence else score.reason

@@ -3,7 +3,7 @@
 Marks of 12–24 px (a dot, a small box outline, a thin stroke) 22–40 levels off the page stayed under every rule of
 the residuals: under the per-pixel tolerances (40), under the 5×5 means (18, and 9 against the first frame) and
 under the 24-px blob. Away from edges the temporal residual now allows 16 levels and 8 px
-(``frame_check.TOL_FLAT``, ``MAX_FLAT_BLOB``): measured 2026-12-07 on 20 random draws over ten families, 19
+(``flat_rule.TOL_FLAT``, ``MAX_FLAT_BLOB``): measured 2026-12-07 on 20 random draws over ten families, 19
 passed before and 3 after (maze's two, decoded at half size where such a mark is 3–4 px; an 8-px stroke).
 
 Where the oracle changes the picture (a tile slid into place, a cell painted, a coin dropped), the temporal residual
@@ -175,8 +175,11 @@ def test_a_small_dot_of_another_colour_on_a_flat_page_is_unexplained(tmp_path, d
     """A 13-px dot whose luma stays within 8 levels of the page but whose Cr or Cb moves 28–45 levels (a yellow dot
     at 0.31 on white: luma 14, Cb 36 — tool QA, seed 2210) on a flat, unchanging page: the 4×4-averaged chroma of
     the temporal residual thinned it under 16 levels, and the flat-colour rule of the rendering residual is judged
-    by the 24-px blob. The temporal rule for flat areas now reads the decoded chroma per pixel where the colour is
-    flat (``frame_check._chroma_hot``)."""
+    by the 24-px blob. The temporal rule for flat areas reads the decoded chroma where the colour is flat
+    (``flat_rule.chroma_hot``). Read per pixel over 16 levels (the twenty-second session), 6 of 30 such dots passed
+    (a 4:2:0 codec spreads a dot's colour over the 2×2 chroma samples the dot straddles: 26 levels of Cr decoded as
+    blocks of 7–21 — oddoneout, suite seed 788422; the run at VREASON_ADV_SEED=165615132 failed on sequence); read
+    as a quantity (4×4 means less the local level, a hysteresis at 4 and 8 levels), 0 of 30."""
     r = np.random.default_rng([SEED, 84, draw_])
     cfg = RenderConfig()
     fam, diff, seed, inst, at = draw_instance(r, FULL_SIZE, lambda inst: flat_place(

@@ -427,7 +427,7 @@ def test_a_page_clipped_in_a_channel_by_the_exposure_is_held_frame_to_frame(diff
     the hue turn). Two clipped observations are no change: every frame is explained (seed 143667987 was not, 44 px
     "changed since the first frame"). Medium 261988366: the green fit pulled short by a tile's green near the clip
     left the page 30 levels off (exposure.NEAR_CLIP); medium 24 and easy 143667987 with the fit right: a cyan
-    tile's clipped green read 245 in one frame, 254 in another (frame_check.CLIP_DRIFT)."""
+    tile's clipped green read 245 in one frame, 254 in another (clip.CLIP_DRIFT)."""
     import tempfile as tf
 
     from vreason.synth.adversary import load_variants, run_variant

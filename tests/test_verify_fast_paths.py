@@ -1,6 +1,6 @@
 """The verifier primitives' fast paths against their plain numpy definitions (issue 26: the same numbers faster).
 
-``exposure.gain_offset`` fits on OpenCV joint histograms, ``frame_check._declip`` copies with ``cv2.copyTo``,
+``exposure.gain_offset`` fits on OpenCV joint histograms, ``clip.declip`` copies with ``cv2.copyTo``,
 ``residual.missing`` compares against a lookup table of floored bounds: each is checked here against the
 definition it replaced, written out the slow way, on random draws (``VREASON_ADV_SEED`` when set)."""
 
@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from vreason.verify import exposure, residual
-from vreason.verify.frame_check import CLIP_NOISE, _declip
+from vreason.verify.clip import CLIP_NOISE, declip
 from vreason.verify.residual import MISSING_CONTRAST_PX, MISSING_EDGE_PX, MISSING_FRAC
 
 SEED = int(os.environ.get("VREASON_ADV_SEED", "20261128"))
@@ -69,7 +69,7 @@ def test_gain_offset_recovers_an_exposure(draw):
 
 
 def test_declip_sets_exactly_the_clipped_pixels():
-    """``_declip`` against its definition per pixel and channel (four tests of the observation and the expected
+    """``declip`` against its definition per pixel and channel (four tests of the observation and the expected
     value, see its doc; the clip bounds with the exposure's largest / smallest channel gain), on scenes with
     clipped areas."""
     r = np.random.default_rng([SEED, 63])
@@ -86,7 +86,7 @@ def test_declip_sets_exactly_the_clipped_pixels():
         far_hi, far_lo = (254 + CLIP_NOISE - off) / gain, (1 - CLIP_NOISE - off) / gain
         m = ((raw >= 254) & (e >= lo)) | ((raw <= 1) & (e <= hi))
         m |= ((raw >= 254 - CLIP_NOISE) & (e >= far_hi)) | ((raw <= 1 + CLIP_NOISE) & (e <= far_lo))
-        assert np.array_equal(_declip(raw, fixed, ref, gain, off), np.where(m, ref, fixed))
+        assert np.array_equal(declip(raw, fixed, ref, gain, off), np.where(m, ref, fixed))
 
 
 def test_missing_is_its_float_definition():

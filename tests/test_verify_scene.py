@@ -18,8 +18,8 @@ from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import make_instance
 from vreason.verify import align as al
+from vreason.verify import letterbox, scene
 from vreason.verify import residual as rs
-from vreason.verify import scene
 
 CFG = RenderConfig()
 SEED = int(os.environ.get("VREASON_ADV_SEED", "20261127"))
@@ -144,7 +144,7 @@ def test_a_bar_must_stay_through_the_video():
 
 
 def test_band_line_counts_match_a_plain_count_on_every_side():
-    """``scene._matching`` counts a side's columns as blocks of rows (the fast path of the band search): on random
+    """``letterbox._matching`` counts a side's columns as blocks of rows (the fast path of the band search): on random
     frames, sizes and line ranges its counts equal a plain per-line count of the side's lines."""
     import cv2
 
@@ -157,11 +157,11 @@ def test_band_line_counts_match_a_plain_count_on_every_side():
             f[int(r.integers(0, h)):, int(r.integers(0, w)):] = r.integers(0, 256, 3)
         lo = tuple(float(v) for v in r.integers(0, 200, 3))
         hi = tuple(float(v) + 55 for v in lo)
-        for side, lines in scene._sides(f).items():
+        for side, lines in letterbox._sides(f).items():
             i = int(r.integers(0, lines.shape[0]))
             j = min(lines.shape[0], i + int(r.integers(1, 20)))
             plain = np.count_nonzero(cv2.inRange(np.ascontiguousarray(lines[i:j]), lo, hi), axis=1)
-            assert np.array_equal(scene._matching(lines[i:j], lo, hi), plain), (side, h, w, i, j)
+            assert np.array_equal(letterbox._matching(lines[i:j], lo, hi), plain), (side, h, w, i, j)
 
 
 def test_letterbox_on_a_real_photo(opencv_samples):
@@ -266,7 +266,7 @@ def test_a_brighter_exposure_that_clips_the_light_greys_is_measured_and_explaine
     """A white page with light-grey panels (236, 228) and one dark cluster (80–90): ×1.15 clips the page and the
     panels, leaving levels too close to measure a gain — the offset alone (+12) left the 228 panel unexplained.
     The clipped levels bound the gain; H.264's 250–253s in the clipped page read as the clip."""
-    from vreason.verify.frame_check import _declip
+    from vreason.verify.clip import declip
 
     r = rng(300, CAMERA_SEED)
     page = np.full((360, 640, 3), 255, np.uint8)
@@ -280,13 +280,13 @@ def test_a_brighter_exposure_that_clips_the_light_greys_is_measured_and_explaine
     (got,) = h264([bright])
     gain, off = al.gain_offset(got, page)
     assert float(gain.min()) >= 1.05, (gain, off, k)
-    fixed = _declip(got, al.undo_gain(got, gain, off), page, gain, off)
+    fixed = declip(got, al.undo_gain(got, gain, off), page, gain, off)
     res = rs.residual(fixed, page, valid=np.pad(np.ones((352, 632), bool), 4))
     assert res.explained(), (res.as_json(), gain, off, k)
     dark = page.copy()  # a dark grey mark on a clipped panel stays unexplained
     dark[100:130, 100:160] = 150
     bad = np.clip(dark.astype(np.float32) * k, 0, 255).astype(np.uint8)
-    fixed = _declip(bad, al.undo_gain(bad, gain, off), page, gain, off)
+    fixed = declip(bad, al.undo_gain(bad, gain, off), page, gain, off)
     assert not rs.residual(fixed, page).explained()
 
 
@@ -344,7 +344,7 @@ def test_a_clipped_observation_is_censored_only_as_far_as_the_exposure_drove_it_
     """``frame_check.censored``: a channel the exposure drives D levels past the clip, decoded up to min(D,
     CLIP_DRIFT) levels under it, is a clipped observation the codec pulled in; further under, or on a white page
     the exposure leaves at the clip (a gain of 1, D = 1), it is not — a faint mark there stays judged."""
-    from vreason.verify.frame_check import CLIP_DRIFT, censored
+    from vreason.verify.clip import CLIP_DRIFT, censored
 
     r = rng(330, CAMERA_SEED)
     gain = np.array([r.uniform(1.08, 1.2), 1.0, r.uniform(0.8, 0.95)], np.float32)

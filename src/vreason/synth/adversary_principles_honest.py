@@ -14,14 +14,23 @@ from vreason.synth.adversary_principles import Made, kind
 from vreason.synth.base import RenderConfig, TaskInstance
 
 ASPECTS = {"4:3": 4 / 3, "1:1": 1.0, "9:16": 9 / 16, "21:9": 21 / 9, "2.39:1": 2.39}
+MARGIN_BARS = 0.25
+"""Share of letterboxes drawn in the picture's own margin colour (a bar with no edge: only the task's aspect says
+where the picture is, :func:`vreason.verify.letterbox.aspect_box`)."""
 
 
 @kind("P5", "letterbox", honest=True)
 def letterbox(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -> Made:
-    """The picture at its own size inside a frame of another aspect (bars of a random colour)."""
+    """The picture at its own size inside a frame of another aspect (bars of a random colour; one time in
+    :data:`MARGIN_BARS`, of the picture's own margin colour within 6 levels: bars nobody can see)."""
     name = str(rng.choice(list(ASPECTS)))
     aspect = ASPECTS[name]
     colour = rng.integers(0, 256, 3).astype(np.uint8)
+    f0 = inst.solution[0]
+    margin = rng.random() < MARGIN_BARS
+    if margin:
+        ring = np.concatenate([f0[0], f0[-1], f0[:, 0], f0[:, -1]])
+        colour = np.clip(np.median(ring, axis=0) + rng.integers(-6, 7, 3), 0, 255).astype(np.uint8)
     h, w = inst.solution[0].shape[:2]
     if aspect < w / h:  # taller frame: bars above and below
         H, W = int(round(w / aspect)) // 2 * 2, w
@@ -34,7 +43,8 @@ def letterbox(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -
         g[:] = colour
         g[top:top + h, left:left + w] = f
         out.append(g)
-    return Made(Clip(out, float(cfg.fps)), {"aspect": name, "colour": colour.tolist(), "size": [W, H]})
+    return Made(Clip(out, float(cfg.fps)), {"aspect": name, "colour": colour.tolist(), "size": [W, H],
+                                            "margin_colour": bool(margin)})
 
 
 def _warp(frames: list[np.ndarray], mats: list[np.ndarray]) -> list[np.ndarray]:

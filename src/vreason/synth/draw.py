@@ -292,16 +292,19 @@ def ease(t: float) -> float:
 
 
 # ------------------------------------------------------------------ framing and time
-def content_box(frames: Sequence[np.ndarray], samples: int = 6) -> tuple[int, int, int, int] | None:
+def content_box(frames: Sequence[np.ndarray], samples: int = 6,
+                aspect: float | None = None) -> tuple[int, int, int, int] | None:
     """(x0, y0, x1, y1) of the picture inside letterbox/pillarbox bars, or None when there are none: the shared
     layer's one rule (:func:`vreason.verify.scene.content_box`: dark bars, or paired bars of any colour with a
     visible edge; the picture keeps ≥ 25% of each side)."""
-    return _content_box(frames, samples=samples)
+    return _content_box(frames, samples=samples, aspect=aspect)
 
 
-def crop_letterbox(frames: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[int] | None]:
-    """Frames with letterbox bars cut away (see :func:`content_box`) and the box used."""
-    box = content_box(frames)
+def crop_letterbox(frames: Sequence[np.ndarray],
+                   aspect: float | None = None) -> tuple[list[np.ndarray], list[int] | None]:
+    """Frames with letterbox bars cut away (see :func:`content_box`; ``aspect``: the picture's, when known) and
+    the box used."""
+    box = content_box(frames, aspect=aspect)
     if box is None:
         return list(frames), None
     return crop(frames, box), list(box)

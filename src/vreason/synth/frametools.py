@@ -53,7 +53,7 @@ def prepare(frames: list[np.ndarray], cfg: RenderConfig) -> tuple[list[np.ndarra
                 arr = arr * 255.0
             arr = np.clip(arr, 0, 255).astype(np.uint8)
         out.append(arr)
-    y0, y1, x0, x1 = letterbox_crop(out)
+    y0, y1, x0, x1 = letterbox_crop(out, cfg.width / cfg.height)
     for i, arr in enumerate(out):
         arr = arr[y0:y1, x0:x1]
         if arr.shape[0] != cfg.height or arr.shape[1] != cfg.width:
@@ -62,11 +62,11 @@ def prepare(frames: list[np.ndarray], cfg: RenderConfig) -> tuple[list[np.ndarra
     return out, None
 
 
-def letterbox_crop(frames: list[np.ndarray]) -> tuple[int, int, int, int]:
+def letterbox_crop(frames: list[np.ndarray], aspect: float | None = None) -> tuple[int, int, int, int]:
     """(y0, y1, x0, x1) of the picture inside letterbox/pillarbox bars (the whole frame if none): the shared
-    layer's one rule (:func:`vreason.verify.scene.content_box`)."""
+    layer's one rule (:func:`vreason.verify.scene.content_box`; ``aspect``: the picture's, when known)."""
     h, w = frames[0].shape[:2]
-    box = content_box(frames)
+    box = content_box(frames, aspect=aspect)
     if box is None:
         return 0, h, 0, w
     x0, y0, x1, y1 = box

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vreason.verify.align import align, gain_offset, undo_gain
+from vreason.verify.clip import censored, clipped_channels, declip
 from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers import them from here)
     BORDER_PX,
     FIRST_EDGE_LEVEL,
@@ -50,14 +51,11 @@ from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers im
     Region,
     _changed_region,
     _check,
-    _declip,
     _edge_band,
     _inner,
     _Ref0,
     box_mask,
-    censored,
     changed_box,
-    clipped_channels,
     codec_ring,
     unchanged,
 )
@@ -261,7 +259,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             gain = (a.gain, a.offset)
             if refit and sc < 1:  # the exposure fitted against the softened rendering (see FIRST_TRIES)
                 gain = gain_offset(raw, ref, a.valid)
-            fixed = _declip(raw, a.aligned if gain[0] is a.gain else undo_gain(raw, *gain), ref, *gain)
+            fixed = declip(raw, a.aligned if gain[0] is a.gain else undo_gain(raw, *gain), ref, *gain)
             res = residual(fixed, ref, start_free, valid=a.valid & inner, flat_colour=True)
             got.append((not res.explained(max_blob), _excess(res), _mean_diff(fixed, ref, a.valid & inner & edges),
                         sc, res, fixed, gain))

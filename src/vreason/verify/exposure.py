@@ -12,7 +12,7 @@ pulls a clipped flat area a little inside the range (H.264 at the suite's qualit
 its white at 252–253). Counted as a level, that white (255 → 253, most of connect's board) pulled the fit to a gain
 of 0.94–0.96, and the dots' colours, brightened by 1.14, were 424–792 px unexplained: 14 of 18 honest bright15
 videos failed their first frame (twelfth session; 2 levels until then). Narrower than the per-pixel
-:data:`vreason.verify.frame_check.CLIP_NOISE` (6) on purpose: a level's median is far less noisy than one pixel,
+:data:`vreason.verify.clip.CLIP_NOISE` (6) on purpose: a level's median is far less noisy than one pixel,
 and a page honestly a few percent darker (249–251) keeps its level in the fit."""
 
 NEAR_CLIP = 6

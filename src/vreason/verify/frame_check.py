@@ -2,9 +2,10 @@
 
 :func:`_check` has the family parse a frame already on the start image's grid and re-render it, undoes the
 exposure (the last frame's gain first, then one fitted on this frame; clipped channels explained by
-:func:`_declip`), and measures the rendering residual and, where the expected picture has not changed since
-the start, the tighter temporal residual against the video's own first frame (:func:`_residuals`), inside the
-region of the picture that changed (:func:`_changed_region`). Also the small public helpers the families use:
+:func:`vreason.verify.clip.declip`), and measures the rendering residual and, where the expected picture has not
+changed since the start, the tighter temporal residual against the video's own first frame (:func:`_residuals`;
+on flat areas :mod:`vreason.verify.flat_rule`), inside the region of the picture that changed
+(:func:`_changed_region`). Also the small public helpers the families use:
 :func:`unchanged`, :func:`changed_box`, :func:`box_mask`.
 """
 
@@ -16,7 +17,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from vreason.verify.align import flat_mask, gain_offset, undo_gain
-from vreason.verify.residual import MAX_BLOB, chan_max, largest_component, residual
+from vreason.verify.clip import CLIP_NOISE, censored, declip
+from vreason.verify.flat_rule import MAX_FLAT_BLOB, flat_blob
+from vreason.verify.residual import MAX_BLOB, chan_max, residual
 
 Expect = Callable[[int, np.ndarray], "tuple[np.ndarray, np.ndarray | None] | str"]
 
@@ -29,13 +32,6 @@ TOL_PATCH_TEMPORAL = 9.0
 """The residual against the video's own first frame, where the expected picture has not changed since the
 start: an honest camera re-shows the same content with the same codec noise, so a faint mark (below the
 rendering residual's codec floor) that appears later is still unexplained."""
-TOL_FLAT = 16
-MAX_FLAT_BLOB = 8
-FLAT_LEVELS = 4
-"""Where the expected picture is flat (its luma spans ≤ ``FLAT_LEVELS`` over 5×5 px) and has not changed since the
-start, the temporal residual allows ``TOL_FLAT`` levels per pixel and a blob of ``MAX_FLAT_BLOB`` px: away from
-edges a camera's resampling and a codec change nothing, and what an exposure flicker leaves is fitted away. A mark
-of 11×4 px outlined at 0.28 opacity (22 px over 16 levels) was under the 5×5 and blob rules."""
 BORDER_PX = 4
 """The picture's outermost pixels are never judged: a letterbox crop may leave a line or two of the bar, and a
 scaled picture's edge blends with it (the suite's canvases keep a margin wider than this)."""
@@ -50,18 +46,6 @@ edge, a blurred 1-px grid line just outside it left its lighter flank inside une
 sudoku in a 21:9 letterbox decoded at 640 px, seed 2931: every frame after the first failed)."""
 GAIN_SAMPLES = 100_000
 """Pixels used to fit a frame's gain and offset (a regular subsample; two numbers per channel)."""
-CLIP_NOISE = 6
-"""Levels of codec noise a clipped flat area shows below (above) the clip (H.264 at the suite's quality: 253s
-in a page brightened to 255)."""
-CLIP_DRIFT = 2 * CLIP_NOISE
-"""How far under (over) a clip a decoded channel may lie and still be a clipped observation, where the exposure
-drives the expected value past that clip by at least as much (:func:`censored`): the codec lets such an area
-drift further from the clip frame to frame than within one frame. Sliding brightened by 15% with a 6° hue turn
-(H.264): a cyan tile's green, driven 13 levels past the clip, read 245 in one frame and 254 in another; the
-correction maps the clip to the rendering (:func:`_declip`) and 245 to 19 levels under it — 28–30 px "changed
-since the first frame" either way round (VREASON_ADV_SEED 143667987 easy, 24 medium). A white page the exposure
-leaves at the clip (a gain of 1) is driven past it by nothing: a faint mark on it is still judged."""
-
 CODEC_RING = 8
 """Pixels around a changed object the temporal residual leaves to the rendering residual: a moved object's edge,
 and the ringing an intra codec puts in the 8×8 blocks it shares with the object (MJPEG q=6: a coin's ringing
@@ -104,51 +88,6 @@ this contrast (luma, :func:`_edge_band`). A family decoded at half size sees a 1
 of half its contrast in one pixel, and a 1-px shake moves it a whole pixel or none, with no sub-pixel camera to
 bring it home: connect's grid line (65 levels; 33 at half size, 25 in the first frame as warped onto the grid)
 left a 28-px column "changed since the first frame" (honest shake2px, medium, suite seed 19065)."""
-
-
-def _declip(raw: np.ndarray, fixed: np.ndarray, expected: np.ndarray, gain: np.ndarray,
-            off: np.ndarray) -> np.ndarray:
-    """A clipped observation only bounds the true value: a channel at 254–255 (0–1) in the frame as decoded is
-    explained wherever the expected value is at least (at most) what the exposure maps to the clip, within 6
-    levels — a page brightened by 15% clips to white and is still the page. Where the exposure maps the
-    expected value :data:`CLIP_NOISE` levels or more past the clip, an observation within :data:`CLIP_NOISE`
-    of it is that clip plus codec noise (H.264 leaves 253s in a clipped page; corrected as unclipped they read
-    25 levels darker than the 255s next to them, frame to frame)."""
-    # the clip bounds with the exposure's largest (smallest) channel gain: a white balance turned with the exposure
-    # leaves the per-channel fit short in a channel whose only unclipped level is a dark one (gravity's blue ball
-    # brightened 15% with a 6° hue turn clipped its blue at 255; the page clipped too, the blue gain read 1.03
-    # against 1.14 in red, and 225 mapped to 240, under the clip: 99 px unexplained, 4 of 5 blue balls at hard)
-    g = np.asarray(gain, np.float32)
-    lo = (253.5 - off) / g.max() - 6
-    hi = (1.5 - off) / g.min() + 6
-    far_hi = (254 + CLIP_NOISE - off) / gain
-    far_lo = (1 - CLIP_NOISE - off) / gain
-    if all(a.dtype == np.uint8 and a.ndim == 3 and a.shape[2] == 3 for a in (raw, fixed, expected)):
-        # the same four tests as bits of two per-channel lookup tables (one per image): 1 clipped high and
-        # expected past it, 2 clipped low, 4 near the high clip and expected far past it, 8 near the low clip
-        lv = np.arange(256, dtype=np.float32)[:, None]
-        bits_raw = ((lv >= 254) * 1 | (lv <= 1) * 2 | (lv >= 254 - CLIP_NOISE) * 4 | (lv <= 1 + CLIP_NOISE) * 8)
-        bits_exp = ((lv >= lo) * 1 | (lv <= hi) * 2 | (lv >= far_hi) * 4 | (lv <= far_lo) * 8)
-        import cv2
-
-        m = cv2.bitwise_and(_lut3(raw, np.broadcast_to(bits_raw, (256, 3))), _lut3(expected, bits_exp))
-        if not cv2.countNonZero(m.reshape(m.shape[0], -1)):
-            return fixed
-        out = np.array(fixed, copy=True, order="C")
-        cv2.copyTo(np.ascontiguousarray(expected), m, out)  # where any bit is set (numpy's copyto(where=): 40× slower)
-        return out
-    e = expected.astype(np.float32)
-    m = ((raw >= 254) & (e >= lo)) | ((raw <= 1) & (e <= hi))
-    m |= ((raw >= 254 - CLIP_NOISE) & (e >= far_hi)) | ((raw <= 1 + CLIP_NOISE) & (e <= far_lo))
-    return np.where(m, expected, fixed) if m.any() else fixed
-
-
-def _lut3(img: np.ndarray, table: np.ndarray) -> np.ndarray:
-    """A per-channel 256-entry lookup (``table`` 256 × 3, values < 256) of a uint8 RGB image."""
-    import cv2
-
-    lut = np.ascontiguousarray(table.astype(np.uint8)).reshape(256, 1, 3)
-    return cv2.LUT(np.ascontiguousarray(img), lut)
 
 
 def _inner(shape: tuple[int, int], b: int) -> np.ndarray:
@@ -198,33 +137,6 @@ def codec_ring(coded: float) -> int:
     frame decoded at half size is that soft whatever it was coded at), so the ring is never wider than the
     codec's."""
     return int(np.ceil(CODEC_RING / max(min(coded, 1.0), 0.25)))
-
-
-def clipped_channels(raw: np.ndarray) -> np.ndarray | None:
-    """Per channel of a decoded frame, where it is within :data:`CLIP_NOISE` of the top or bottom clip; None when
-    no channel is anywhere."""
-    m = (raw >= 254 - CLIP_NOISE) | (raw <= 1 + CLIP_NOISE)
-    return m if m.any() else None
-
-
-def censored(raw: np.ndarray, expected: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
-    """Per channel of a decoded frame (uint8 RGB, on ``expected``'s grid), where it lies within :data:`CLIP_DRIFT`
-    of the top (bottom) clip and the exposure ``gain · expected + off`` lies past that clip by at least as far as
-    the frame lies from it: a clipped observation the codec pulled in."""
-    import cv2
-
-    lv = np.arange(256, dtype=np.float32)[:, None]
-    mapped = lv * np.asarray(gain, np.float32)[None] + np.asarray(off, np.float32)[None]
-    over = _lut3(expected, np.clip(np.rint(mapped - 254), 0, 255))  # how far past the top clip
-    under = _lut3(expected, np.clip(np.rint(1 - mapped), 0, 255))
-    shape = raw.shape[:2] + (3,)
-    flat = (shape[0], shape[1] * 3)  # one channel: OpenCV takes a scalar for the first channel of three only
-    raw, over, under = (np.ascontiguousarray(a[..., :3]).reshape(flat) for a in (raw, over, under))
-    hi = cv2.bitwise_and(cv2.compare(raw, 254 - CLIP_DRIFT, cv2.CMP_GE),
-                         cv2.compare(cv2.subtract(np.full_like(raw, 254), raw), over, cv2.CMP_LE))
-    lo = cv2.bitwise_and(cv2.compare(raw, 1 + CLIP_DRIFT, cv2.CMP_LE),
-                         cv2.compare(cv2.subtract(raw, np.full_like(raw, 1)), under, cv2.CMP_LE))
-    return (cv2.bitwise_or(hi, lo) > 0).reshape(shape)
 
 
 def _trail(expected: np.ndarray, recent: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -326,7 +238,7 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
                 gains[:] = list(gain)
         fixed = g
         if gain is not None:
-            fixed = _declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
+            fixed = declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
         fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail, raw=g, gain=gain)
         if fc.explained:
             if corrected is not None:  # the corrected crop (the first frame: the temporal residual's reference)
@@ -398,7 +310,7 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
             return FrameCheck(i, False, tres.largest_blob, box,
                               f"{tres.largest_blob} px changed since the first frame at {list(box or ())}")
         ignore = static | ~_crop(valid & ref0.valid, r)
-        blob, fbox = _flat_blob(tres.excess, _crop(expected, r), _crop(trail, r), chroma=(fixed, ref, ignore))
+        blob, fbox = flat_blob(tres.excess, _crop(expected, r), _crop(trail, r), chroma=(fixed, ref, ignore))
         if blob > MAX_FLAT_BLOB:
             box = _shift(fbox, r)
             return FrameCheck(i, False, blob, box, f"{blob} px of a flat area changed since the first frame at "
@@ -406,45 +318,6 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     box = _shift(res.blob_box, r)
     why = "" if ok else f"{res.largest_blob} px unexplained at {list(box or ())}"
     return FrameCheck(i, ok, res.largest_blob, box, why)
-
-
-def _flat_blob(excess: np.ndarray, expected: np.ndarray, trail: np.ndarray | None = None,
-               chroma: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
-               ) -> tuple[int, tuple[int, int, int, int] | None]:
-    """Largest component (px, box) of the temporal residual's ``excess`` over :data:`TOL_FLAT` where the
-    expected picture is flat (:data:`FLAT_LEVELS`), outside a codec's ``trail`` (judged per pixel alone).
-    ``chroma``: (corrected frame, reference, pixels not judged): where the expected picture's colour is flat too
-    (:func:`vreason.verify.residual.flat_colour_mask`), the decoded chroma per pixel counts against the reference's
-    (the excess takes it averaged over 4×4, which thins a small dot's colour away)."""
-    import cv2
-
-    hot = excess > TOL_FLAT
-    if chroma is not None:
-        hot |= _chroma_hot(*chroma, expected)
-    if trail is not None:
-        hot &= ~trail.astype(bool)
-    if not hot.any():
-        return 0, None
-    ey = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2GRAY)
-    k = np.ones((5, 5), np.uint8)
-    area, (x, y, w, h) = largest_component(hot & (cv2.subtract(cv2.dilate(ey, k), cv2.erode(ey, k)) <= FLAT_LEVELS))
-    return (area, (x, y, x + w, y + h)) if area else (0, None)
-
-
-def _chroma_hot(fixed: np.ndarray, ref: np.ndarray, ignore: np.ndarray, expected: np.ndarray) -> np.ndarray:
-    """Pixels of a flat colour (:func:`vreason.verify.residual.flat_colour_mask`) whose decoded Cr or Cb differs
-    from the reference's by more than :data:`TOL_FLAT`, outside ``ignore``."""
-    import cv2
-
-    from vreason.verify.residual import flat_colour_mask
-
-    f, rf = (cv2.cvtColor(np.ascontiguousarray(a[..., :3]), cv2.COLOR_RGB2YCrCb) for a in (fixed, ref))
-    _, dcr, dcb = cv2.split(cv2.absdiff(f, rf))
-    hot = cv2.max(dcr, dcb) > TOL_FLAT
-    if not hot.any():
-        return hot
-    e = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2YCrCb)
-    return hot & flat_colour_mask(e, ignore) & ~ignore
 
 
 def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:
@@ -492,10 +365,10 @@ def unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None = None
 def _unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None, max_blob: int,
                valid: np.ndarray) -> tuple[bool, int]:
     gain, off = gain_offset(frame, ref, max_samples=GAIN_SAMPLES)
-    # a clipped observation only bounds the true value (_declip): numseq's honest flicker (±2.4%) clipped the page
+    # a clipped observation only bounds the true value (declip): numseq's honest flicker (±2.4%) clipped the page
     # to 255 in one frame of the held end and not in the last (245), and 255 undone stayed 255 — a 78-px blob
     # 10 levels off, over the temporal patch tolerance (case seed 913504710, twelfth session)
-    fixed = _declip(frame, undo_gain(frame, gain, off), ref, gain, off)
+    fixed = declip(frame, undo_gain(frame, gain, off), ref, gain, off)
     res = residual(fixed, ref, free, valid=valid, tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL)
     return res.explained(max_blob), res.largest_blob
 

@@ -82,7 +82,8 @@ def follow(ref0, i: int, expected: np.ndarray, raw: np.ndarray, judged: tuple[in
     import cv2
 
     from vreason.verify.align import undo_gain
-    from vreason.verify.frame_check import CLIP_NOISE, FIRST_EDGE_LEVEL, _declip, _edge_band, censored, fitted_gain
+    from vreason.verify.clip import CLIP_NOISE, censored, declip
+    from vreason.verify.frame_check import FIRST_EDGE_LEVEL, _edge_band, fitted_gain
     from vreason.verify.residual import chan_max
 
     if ref0.changed_at is None:
@@ -109,7 +110,7 @@ def follow(ref0, i: int, expected: np.ndarray, raw: np.ndarray, judged: tuple[in
     fresh = rc
     if photometric:
         gain, off = fitted_gain(raw, expected, valid)
-        fresh = _declip(rc, undo_gain(rc, gain, off), e, gain, off)
+        fresh = declip(rc, undo_gain(rc, gain, off), e, gain, off)
         near |= censored(rc, e, gain, off)
     ref0.frame[y0:y1, x0:x1][zone] = fresh[zone]
     if ref0.clipped is None and near[zone].any():

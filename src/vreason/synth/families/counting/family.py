@@ -101,7 +101,7 @@ class Counting(TaskFamily):
     """The every-frame scene (issue 24, :mod:`.scene`) is part of the verdict. It was held off by the honest +15%
     exposure (the white canvas and the card's grey clip; the exposure fit gave green and blue gain 1.0 + offset
     12, leaving ~11,000 px unexplained), fixed in the shared layer (``exposure._clip_consistent``,
-    ``frame_check._declip``), and by MJPEG's ringing around a coin (``frame_check.CODEC_RING``): every honest
+    ``clip.declip``), and by MJPEG's ringing around a coin (``frame_check.CODEC_RING``): every honest
     variant and P5 draw passes on suite seed 101 (34 of 34)."""
     version = "1"
     directional = True

@@ -218,7 +218,7 @@ class Sorting(TaskFamily):
         except ValueError as exc:
             return VerifyResult(0.0, False, {**ev, "reasons": [str(exc)]})
         raw = frames
-        frames, ev["letterbox"] = draw.crop_letterbox(frames)
+        frames, ev["letterbox"] = draw.crop_letterbox(frames, cfg.width / cfg.height)
         f = draw.stack(frames, w, h)
         full, bad = ft.usable(raw, cfg)
         if bad is None:

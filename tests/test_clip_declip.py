@@ -1,11 +1,11 @@
-"""``frame_check._declip``: its lookup-table path (uint8 RGB, the frames as decoded) gives what its per-pixel float
+"""``clip.declip``: its lookup-table path (uint8 RGB, the frames as decoded) gives what its per-pixel float
 path gives on the same values, bit for bit, over random images near both clips and random exposures."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from vreason.verify.frame_check import _declip
+from vreason.verify.clip import declip
 
 
 def test_the_lookup_path_equals_the_float_path():
@@ -20,8 +20,8 @@ def test_the_lookup_path_equals_the_float_path():
         fixed = r.integers(0, 256, base.shape).astype(np.uint8)
         gain = r.uniform(0.7, 1.4, 3).astype(np.float32)
         off = r.uniform(-40, 40, 3).astype(np.float32)
-        fast = _declip(raw, fixed, expected, gain, off)
-        slow = _declip(raw.astype(np.float32), fixed.astype(np.float32), expected.astype(np.float32), gain, off)
+        fast = declip(raw, fixed, expected, gain, off)
+        slow = declip(raw.astype(np.float32), fixed.astype(np.float32), expected.astype(np.float32), gain, off)
         assert fast.dtype == np.uint8 and np.array_equal(fast, slow.astype(np.uint8)), k
         replaced += int((fast != fixed).sum())
     assert replaced > 0  # the draws reach the clips: some observations were read as clipped
@@ -41,6 +41,6 @@ def test_a_clipped_channel_is_bounded_with_the_exposure_s_largest_gain():
         expected = np.array([[[30, 80, near], [30, 80, far]]], np.uint8)
         raw = np.array([[[33, 70, 255], [33, 70, 255]]], np.uint8)
         fixed = np.clip((raw.astype(np.float32) - off) / gain, 0, 255).astype(np.uint8)
-        out = _declip(raw, fixed, expected, gain, off)
+        out = declip(raw, fixed, expected, gain, off)
         assert out[0, 0, 2] == near, (near, out[0, 0])  # the clipped blue is the expected value
         assert out[0, 1, 2] == fixed[0, 1, 2], (far, out[0, 1])  # far under the clip: left as corrected
