@@ -94,6 +94,10 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("connect", "mark"): "issue 24: an 18×15 box at 0.42 opacity was explained (seed 121707)",
     ("sudoku", "mark"): "issue 24: a mark under the residual's 24-px blob limit was explained (a 6×4 stroke at 0.31, "
                         "bench seed 1812422572)",
+    ("sudoku", "ghost"): "issue 24: a 0.31 ghost of a given digit laid over another given digit (a '5' across a '5', "
+                         "offset [101, -99], from frame 54) lies within 3 px of the digit's strokes — the band the "
+                         "temporal residual leaves to the rendering residual — and its part beyond is a 19-px blob "
+                         "under the 24-px limit: explained (VREASON_ADV_SEED=102; the same at 06e5a62)",
     ("arithmetic", "clone"): "issue 24: a copy of the '-' bar (17×3) landed on the top bar of a '5' (offset "
                              "[-32, -16]): it adds one row of ink, a change under the residual's 24-px blob limit "
                              "(largest blob 4 px, VREASON_ADV_SEED=973815897)",

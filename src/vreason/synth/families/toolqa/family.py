@@ -152,7 +152,7 @@ class ToolQa(TaskFamily):
     scene_check = True
     """The scene (issue 24) is part of the verdict since 27 Nov (sixth session): its last blocker, a codec's colour
     fringe counted as another tool's pixels, is parsed away (:mod:`.scene`)."""
-    version = "2"  # 2: the scene in the verdict, the end state held (issue 24)
+    version = "3"  # 2: the scene in the verdict, the end state held (issue 24); 3: a codec's trail (scene.TRAIL)
     directional = True
     process_rule = False
 
