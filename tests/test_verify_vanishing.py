@@ -8,7 +8,7 @@ import os
 import numpy as np
 import pytest
 
-from vreason.verify.scene import VANISH_FRAC, VANISH_MIN_PX, vanishing
+from vreason.verify.scene import VANISH_FRAC, VANISH_GONE_PX, VANISH_MIN_PX, VANISH_SEEN_PX, vanishing
 
 SEED = int(os.environ.get("VREASON_ADV_SEED", "20261207"))
 
@@ -41,6 +41,10 @@ def test_a_single_frame_spike_is_not_what_was_shown():
     assert vanishing([0, 500, 500, 0, 500]) == [3]
     assert vanishing([0, 100, 100, 100 - VANISH_MIN_PX + 1]) == []  # less than the minimum lost
     assert vanishing([5, 5]) == []
+    # a small mark gone entirely: from what two frames in a row showed (VANISH_SEEN_PX) to VANISH_GONE_PX or fewer
+    assert vanishing([0, 13, 23, 0, 54]) == [3]
+    assert vanishing([0, VANISH_SEEN_PX, VANISH_SEEN_PX, VANISH_GONE_PX + 1]) == []  # thinned, not gone
+    assert vanishing([0, VANISH_SEEN_PX - 1, 30, 0]) == []  # not shown in two frames in a row
 
 
 @pytest.mark.parametrize("draw_", range(2))

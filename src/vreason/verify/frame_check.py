@@ -239,7 +239,8 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
         fixed = g
         if gain is not None:
             fixed = declip(g, undo_gain(g, *gain), _crop(expected, r), *gain)
-        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail, raw=g, gain=gain)
+        fc = _residuals(i, fixed, expected, free, valid, r, ref0, max_blob, trail, raw=g, gain=gain,
+                        lagged=recent[-1] if recent else None)
         if fc.explained:
             if corrected is not None:  # the corrected crop (the first frame: the temporal residual's reference)
                 corrected[:] = [fixed]
@@ -278,16 +279,18 @@ def _grow_by_parse(region: Region | None, expected: np.ndarray, before: np.ndarr
 
 def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray | None, valid: np.ndarray,
                r: Region, ref0: _Ref0 | None, max_blob: int, trail: np.ndarray | None = None, *,
-               raw: np.ndarray | None = None, gain: tuple[np.ndarray, np.ndarray] | None = None) -> FrameCheck:
+               raw: np.ndarray | None = None, gain: tuple[np.ndarray, np.ndarray] | None = None,
+               lagged: np.ndarray | None = None) -> FrameCheck:
     """The rendering residual and (where the expected picture has not changed since the start) the temporal
-    one of the corrected frame crop ``fixed`` (region ``r``); ``trail``: pixels both judge per pixel only.
+    one of the corrected frame crop ``fixed`` (region ``r``); ``trail``: pixels both judge per pixel only;
+    ``lagged``: the previous frame's expected picture (a codec's lag, :func:`vreason.verify.residual.residual`).
     ``raw``: the crop as decoded: a channel near the clip in it and in the first frame (:attr:`_Ref0.clipped`)
     is the same there for the temporal residual. Two clipped observations say nothing about a change, and the
     correction maps them apart: a page brightened by 15% with a 6° hue turn clips its green at 253–255 frame to
     frame, and with the green gain fitted at 1.07 (the turn leaves the per-channel fit short) a 253 reads 232
     but a 254 stays at the top — 44 px "changed since the first frame" (sliding, seed 143667987)."""
     res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r), per_pixel=_crop(trail, r),
-                   flat_colour=True)
+                   flat_colour=True, lagged=_crop(lagged, r))
     ok = res.explained(max_blob)
     if ok and ref0 is not None:
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r), ref0.ring)

@@ -50,6 +50,15 @@ from grey text (2026-12-07). The decoded chroma is taken per pixel: averaged ove
 written: sliding's warm page (Cb 4.3 off grey) then let a title glyph turned magenta at 0.69 pass (bench seed
 21072). As a flat colour of any hue, on fresh draws: 57 of 58 such recolours caught (45 before), 0 of 58
 unchanged frames and 0 of 120 boxed pages failed.
+
+**A codec's lag** (``lagged``, the families whose scenes allow a codec's trail: sliding, tool QA): where a frame's
+expected picture differs from the previous frame's — the leading and trailing bands of a moving object — the frame
+may show anything between the two pictures' local ranges within :data:`LAG_PX` of the frame's expected edges, and
+the expected object there may be missing: a P-frame decoded at half size left a carried tool's leading edge 2 rows
+behind for one frame (Y 171 and 144 where the tool's 98–101 were expected, the tool entering at 4 px a frame; tool
+QA ``half_size``, suite seed 5028). A lag is a few px behind an edge, not the whole band a fast object left (25 px
+a frame): a mark in the band farther from the edge is still judged against the frame's own picture. The object's
+unmoved part must still be shown, so an object that vanishes leaves all but its edges unexplained.
 """
 
 from __future__ import annotations
@@ -65,6 +74,9 @@ MIN_SPECK = 4
 """Unexplained components smaller than this (px) are codec specks and dropped (a 1-px line is not a speck)."""
 MAX_BLOB = 24
 """Largest unexplained blob (px, at the suite's 640×360) an honest frame leaves; more is unexplained content."""
+LAG_PX = 3
+"""How far (px) from an edge of the expected picture a codec's lag reaches (``residual(lagged=…)``): a P-frame
+decoded at half size left a carried tool's leading edge 2 rows behind (tool QA, suite seed 5028)."""
 FLAT_COLOUR_TOL = 16
 """Levels of chroma (Cr or Cb, per pixel as decoded) a frame may show beyond its scene's flat colour
 (``flat_colour=True``)."""
@@ -146,21 +158,28 @@ def excess_map(frame: np.ndarray, expected: np.ndarray, edge_px: int = EDGE_PX) 
     return _excess(frame, expected, edge_px)[0]
 
 
-def _excess(frame: np.ndarray, expected: np.ndarray, edge_px: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`excess_map`, and both images in YCrCb."""
+def _excess(frame: np.ndarray, expected: np.ndarray, edge_px: int,
+            also: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`excess_map`, and both images in YCrCb. ``also``: a second expected picture (YCrCb) whose local range
+    joins the first's (a pixel anywhere between the two is explained)."""
     import cv2
 
     f = cv2.cvtColor(np.ascontiguousarray(frame[..., :3]), cv2.COLOR_RGB2YCrCb)
     e = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2YCrCb)
 
-    def out_of(x: np.ndarray, ref: np.ndarray, radius: int) -> np.ndarray:
+    def out_of(x: np.ndarray, ref: np.ndarray, radius: int, ref2: np.ndarray | None) -> np.ndarray:
         k = np.ones((2 * radius + 1, 2 * radius + 1), np.uint8)
-        return cv2.max(cv2.subtract(x, cv2.dilate(ref, k)), cv2.subtract(cv2.erode(ref, k), x))
+        hi, lo = cv2.dilate(ref, k), cv2.erode(ref, k)
+        if ref2 is not None:
+            hi, lo = cv2.max(hi, cv2.dilate(ref2, k)), cv2.min(lo, cv2.erode(ref2, k))
+        return cv2.max(cv2.subtract(x, hi), cv2.subtract(lo, x))
 
-    luma = out_of(cv2.extractChannel(f, 0), cv2.extractChannel(e, 0), edge_px)
+    luma = out_of(cv2.extractChannel(f, 0), cv2.extractChannel(e, 0), edge_px,
+                  None if also is None else cv2.extractChannel(also, 0))
     # the chroma on all three channels, Y's result unused: OpenCV filters each channel alone, and a contiguous
     # 3-channel image is filtered ~3.5× faster than the strided Cr/Cb view (which it copies first)
-    _, cr, cb = cv2.split(out_of(cv2.blur(f, (4, 4)), cv2.blur(e, (4, 4)), edge_px + 2))
+    _, cr, cb = cv2.split(out_of(cv2.blur(f, (4, 4)), cv2.blur(e, (4, 4)), edge_px + 2,
+                                 None if also is None else cv2.blur(also, (4, 4))))
     return cv2.max(luma, cv2.max(cr, cb)), f, e
 
 
@@ -203,16 +222,31 @@ def flat_colour_mask(e: np.ndarray, coloured: np.ndarray | None = None, lo: np.n
 
 def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = None, *, tol: float = TOL,
              tol_patch: float = TOL_PATCH, edge_px: int = EDGE_PX, valid: np.ndarray | None = None,
-             per_pixel: np.ndarray | None = None, flat_colour: bool = False) -> Residual:
+             per_pixel: np.ndarray | None = None, flat_colour: bool = False,
+             lagged: np.ndarray | None = None) -> Residual:
     """The residual of an aligned RGB ``frame`` against its ``expected`` rendering, outside ``free`` (bool, True =
     anything may appear) and inside ``valid`` (e.g. :attr:`Alignment.valid`: pixels the frame covers).
     ``per_pixel``: pixels judged by ``tol`` alone, not by the 5×5 patch mean (a codec's motion trail,
-    :data:`vreason.verify.frame_check.TRAIL_RING`)."""
+    :data:`vreason.verify.frame_check.TRAIL_RING`). ``lagged``: the previous frame's expected picture (RGB) —
+    where it differs from ``expected`` (within ``edge_px`` of that) and within :data:`LAG_PX` of an edge of
+    ``expected``, the frame may show anything between the two (a codec's lag: see the module), and an expected
+    pixel it does not show yet is not missing."""
     import cv2
 
     if frame.shape[:2] != expected.shape[:2]:
         raise ValueError(f"frame {frame.shape[:2]} and expected {expected.shape[:2]} differ in size")
     ex, f, e = _excess(frame, expected, edge_px)
+    lag = None
+    if lagged is not None and lagged.shape == expected.shape:
+        moved = chan_max(cv2.absdiff(np.ascontiguousarray(lagged[..., :3]), np.ascontiguousarray(expected[..., :3])))
+        if cv2.countNonZero(moved):
+            k = np.ones((2 * edge_px + 1, 2 * edge_px + 1), np.uint8)
+            edges = chan_max(cv2.morphologyEx(np.ascontiguousarray(expected[..., :3]), cv2.MORPH_GRADIENT,
+                                              np.ones((3, 3), np.uint8)))
+            near = cv2.dilate((edges > 0).astype(np.uint8), np.ones((2 * LAG_PX + 1, 2 * LAG_PX + 1), np.uint8))
+            lag = (cv2.dilate((moved > 0).astype(np.uint8), k) > 0) & (near > 0)
+            also = cv2.cvtColor(np.ascontiguousarray(lagged[..., :3]), cv2.COLOR_RGB2YCrCb)
+            ex = np.where(lag, _excess(frame, expected, edge_px, also)[0], ex)
     ignore = np.zeros(ex.shape, bool) if free is None else free.astype(bool).copy()
     if valid is not None:
         ignore |= ~valid.astype(bool)
@@ -221,7 +255,10 @@ def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = 
     pale = patch > tol_patch
     if per_pixel is not None:
         pale &= ~per_pixel.astype(bool)
-    bad = (ex > tol) | pale | missing(frame, expected, tol)
+    gone = missing(frame, expected, tol)
+    if lag is not None:
+        gone &= ~lag
+    bad = (ex > tol) | pale | gone
     if flat_colour:
         bad |= off_flat_colour(f, e, ignore if per_pixel is None else (ignore | per_pixel.astype(bool)))
     bad &= ~ignore

@@ -189,17 +189,24 @@ VANISH_MIN_PX = 40
 """A mark gives back what it showed when a frame shows less than half of the most it had shown in two frames
 in a row before (and at least 40 px less): an object that disappears is missing, for one frame or many
 (principle 2). A codec or an exposure flicker moves a stroke's edge by a pixel, not half of it."""
+VANISH_SEEN_PX = 10
+VANISH_GONE_PX = 2
+"""A mark that had shown ``VANISH_SEEN_PX`` px or more in two frames in a row and then shows ``VANISH_GONE_PX`` or
+fewer is gone however small it was: odd-one-out's red ring, 13 and 23 px in its first two frames of being drawn,
+painted over for one frame (principle 2's ``drop_object``, VREASON_ADV_SEED=23418072) lost less than 40 px. A
+codec thins a stroke of that size; it does not wipe it out."""
 
 
 def vanishing(areas: Sequence[int] | np.ndarray, *, frac: float = VANISH_FRAC,
               min_px: int = VANISH_MIN_PX) -> list[int]:
     """Frames whose mark (``areas``: its pixels per frame, e.g. an answer's strokes) shows less than ``frac`` of
-    the largest area it had shown in two consecutive earlier frames, by at least ``min_px``."""
+    the largest area it had shown in two consecutive earlier frames, by at least ``min_px`` — or, once it had shown
+    :data:`VANISH_SEEN_PX` in two, :data:`VANISH_GONE_PX` or fewer."""
     a = np.asarray(areas, np.float64)
     if len(a) < 3:
         return []
     held = np.minimum(a[1:], a[:-1])  # held[k]: frames k and k + 1 both show this much
     before = np.maximum.accumulate(held)[:-1]  # the most held by frames up to t - 1, for t = 2 …
     now = a[2:]
-    bad = (now < frac * before) & (before - now >= min_px)
+    bad = ((now < frac * before) & (before - now >= min_px)) | ((before >= VANISH_SEEN_PX) & (now <= VANISH_GONE_PX))
     return [int(t) + 2 for t in np.flatnonzero(bad)]
