@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from vreason.verify.residual import flat_colour_mask, largest_component
+from vreason.verify.residual import FLAT_RING, flat_colour_mask, largest_component
 
 TOL_FLAT = 16
 MAX_FLAT_BLOB = 8
@@ -48,17 +48,17 @@ CHROMA_WIDE = 17
 
 
 def flat_blob(excess: np.ndarray, expected: np.ndarray, trail: np.ndarray | None = None,
-              chroma: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+              chroma: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None, ring: int = FLAT_RING,
               ) -> tuple[int, tuple[int, int, int, int] | None]:
     """Largest component (px, box) of the temporal residual's ``excess`` over :data:`TOL_FLAT` where the
     expected picture is flat (:data:`FLAT_LEVELS`), outside a codec's ``trail`` (judged per pixel alone).
     ``chroma``: (corrected frame, reference, pixels not judged): where the expected picture's colour is flat too,
-    the pixels of a chroma mark (:func:`chroma_hot`) count as well."""
+    the pixels of a chroma mark (:func:`chroma_hot`; ``ring``: its codec ring) count as well."""
     import cv2
 
     hot = excess > TOL_FLAT
     if chroma is not None:
-        hot |= chroma_hot(*chroma, expected)
+        hot |= chroma_hot(*chroma, expected, ring=ring)
     if trail is not None:
         hot &= ~trail.astype(bool)
     if not hot.any():
@@ -94,9 +94,14 @@ def _band(f: np.ndarray, rf: np.ndarray, flat: np.ndarray) -> np.ndarray:
     return out
 
 
-def chroma_hot(fixed: np.ndarray, ref: np.ndarray, ignore: np.ndarray, expected: np.ndarray) -> np.ndarray:
+def chroma_hot(fixed: np.ndarray, ref: np.ndarray, ignore: np.ndarray, expected: np.ndarray,
+               ring: int = FLAT_RING) -> np.ndarray:
     """Pixels of a chroma mark on a flat colour outside ``ignore`` (bool): the components of the chroma band
-    (:func:`chroma_band`) over :data:`CHROMA_LOW` that reach :data:`CHROMA_HIGH`."""
+    (:func:`chroma_band`) over :data:`CHROMA_LOW` that reach :data:`CHROMA_HIGH`. The colour is flat at least
+    ``ring`` px from any other colour (:data:`vreason.verify.residual.FLAT_RING` at the render's size; a video
+    decoded smaller has its chroma blocks, and their ringing, that much larger: the frame check passes its codec
+    ring). Odd-one-out decoded at half size: the red answer ring's colour reached past the 8 px into the page, Cr
+    9–12 levels off 8–10 px from it (honest ``half_size_darker15_hue_minus6``, easy, bench seed 24001)."""
     import cv2
 
     f, rf = (cv2.cvtColor(np.ascontiguousarray(a[..., :3]), cv2.COLOR_RGB2YCrCb) for a in (fixed, ref))
@@ -106,6 +111,8 @@ def chroma_hot(fixed: np.ndarray, ref: np.ndarray, ignore: np.ndarray, expected:
         return none
     e = cv2.cvtColor(np.ascontiguousarray(expected[..., :3]), cv2.COLOR_RGB2YCrCb)
     flat = flat_colour_mask(e, ignore) & ~ignore
+    if ring > FLAT_RING and flat.any():
+        flat = cv2.erode(flat.astype(np.uint8), np.ones((2 * (ring - FLAT_RING) + 1,) * 2, np.uint8)) > 0
     if not flat.any():
         return none
     # the band within 17 px of a flat pixel draws on pixels that are not flat: only a change somewhere near one

@@ -313,7 +313,8 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
             return FrameCheck(i, False, tres.largest_blob, box,
                               f"{tres.largest_blob} px changed since the first frame at {list(box or ())}")
         ignore = static | ~_crop(valid & ref0.valid, r)
-        blob, fbox = flat_blob(tres.excess, _crop(expected, r), _crop(trail, r), chroma=(fixed, ref, ignore))
+        blob, fbox = flat_blob(tres.excess, _crop(expected, r), _crop(trail, r), chroma=(fixed, ref, ignore),
+                               ring=ref0.ring)
         if blob > MAX_FLAT_BLOB:
             box = _shift(fbox, r)
             return FrameCheck(i, False, blob, box, f"{blob} px of a flat area changed since the first frame at "
