@@ -114,3 +114,15 @@ def test_the_quick_exits_never_change_the_answer():
         _, labels = cv2.connectedComponents(low.astype(np.uint8), connectivity=8)
         full = np.isin(labels, np.unique(labels[low & (band > fr.CHROMA_HIGH)])) & low
         assert np.array_equal(fr.chroma_hot(other, img, ignore, img), full), kind
+
+
+def test_a_half_size_video_s_chroma_ring_is_not_a_mark(tmp_path):
+    """Odd-one-out decoded at half size (the adversarial set's honest ``half_size_darker15_hue_minus6``, easy,
+    instance 1000 of bench seed 24001): the red answer ring's colour reached past the 8-px ring into the page, Cr
+    9–12 levels off 8–10 px from it, a 13-px chroma 'mark'. The chroma band keeps the video's codec ring (16 px at
+    half size) from other colours."""
+    from vreason.synth.adversary import load_variants, run_variant
+
+    v = next(v for v in load_variants()["oddoneout"] if v.name == "half_size_darker15_hue_minus6")
+    score = run_variant(v, "easy", 1000, 24001, str(tmp_path))
+    assert score.passed, score.evidence.details.get("scene") if score.evidence else score.reason

@@ -109,3 +109,21 @@ def test_an_honest_video_in_bars_of_its_pages_colour_passes_and_a_squeezed_one_d
                                                ScoreContext(run_dir=str(tmp_path)))
         results[name] = (score.status.value, bool(score.passed))
     assert results == {"bars": ("ok", True), "squeezed": ("ok", False)}, results
+
+
+@pytest.mark.parametrize(("family", "difficulty", "seed", "case_seed", "what"), [
+    # graph's TiViBench check read the route in the whole 4:3 frame: white bars of its own page's white are no
+    # letterbox it can see, and the nodes' coordinates came out squeezed (failed on_path)
+    ("graph", "medium", 24002, 1573803471, "bars of the page's white"),
+    # odd-one-out's scene chose the marked cell by the most red: a column of the magenta bars (255, 17, 90) left at
+    # the warped frame's edge outweighed the first piece of the box, and the box was unexplained
+    ("oddoneout", "easy", 24100, 1248297034, "magenta bars"),
+])
+def test_principle_five_letterboxes_that_failed_pass(tmp_path, family, difficulty, seed, case_seed, what):
+    """Honest letterboxes the benchmark found failing (bench seeds 24002 and 24100); each is drawn as the
+    benchmark drew it (``sample_cases``), so the case seed names the same video."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P5", family, "letterbox", True, difficulty, 0, seed, case_seed), str(tmp_path))
+    assert out is not None and out.params["size"] in ([640, 480], [860, 360]), (what, out)
+    assert out.ok and out.passed, (what, out.reason, out.params)

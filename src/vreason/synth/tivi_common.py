@@ -53,11 +53,18 @@ def pick(frames: Sequence[np.ndarray], need: str, params: Any) -> list[np.ndarra
 
 
 def run_metric(frames: Sequence[np.ndarray], state: dict[str, Any], gt_end: np.ndarray | None = None,
-               env: CheckEnv | None = None) -> CheckResult:
-    """The instance's TiViBench check on a video's frames (colour detector, no models)."""
+               env: CheckEnv | None = None, aspect: float | None = None) -> CheckResult:
+    """The instance's TiViBench check on a video's frames (colour detector, no models). ``aspect``: the task's
+    picture (width / height): the frames the check reads are cut out of bars found from it first — a white page
+    in a 4:3 frame with bars of its own white is not a letterbox the check can see (graph, principle 5, case seed
+    1573803471: the route read off the nodes)."""
+    from vreason.verify.colour import content
+
     params = params_of(state)
     entry = get_check(params.family)
     picked = pick(frames, entry.frames, params)
+    if aspect is not None:
+        picked = content(picked, aspect=aspect)
     return entry.fn(picked, np.zeros(len(picked)), gt_end, params, env or CheckEnv())
 
 
@@ -112,8 +119,9 @@ def start(frames: Sequence[np.ndarray], state: dict[str, Any], cfg: Any,
         t = frame_times(len(frames), cfg, times)
     except ValueError as exc:
         return VerifyResult(0.0, False, {"reason": str(exc)})
-    end = content([frames[i] for i in draw.end_window(t)])
-    return run_metric(frames, state), params_of(state), end
+    aspect = cfg.width / cfg.height
+    end = content([frames[i] for i in draw.end_window(t)], aspect=aspect)
+    return run_metric(frames, state, aspect=aspect), params_of(state), end
 
 
 def moving(n: int, start: float, end: float, k: int, count: int) -> np.ndarray:

@@ -74,13 +74,14 @@ ending at x = 81.9 after a 860 → 640 decode) and the codec halved the chroma. 
 two blended columns, (56, 112, 210) and (76, 132, 230), made a 2×268 blob counted as a ninth coin."""
 
 
-def content(frames: Sequence[np.ndarray]) -> list[np.ndarray]:
+def content(frames: Sequence[np.ndarray], aspect: float | None = None) -> list[np.ndarray]:
     """RGB frames cut out of letterbox/pillarbox bars found over all of them (one crop for all), with the
-    :data:`EDGE_PX` lines next to each bar."""
+    :data:`EDGE_PX` lines next to each bar. ``aspect``: the picture's (width / height), when known — bars of the
+    margin's own colour are found from it (:func:`vreason.verify.letterbox.aspect_box`)."""
     rgb = [to_rgb(f) for f in frames]
     if not rgb:
         return rgb
-    box = scene.content_box(rgb)
+    box = scene.content_box(rgb, aspect=aspect)
     if box is not None:
         h, w = rgb[0].shape[:2]
         x0, y0, x1, y1 = box

@@ -161,7 +161,7 @@ class Graph(TaskFamily):
     """The every-frame scene (issue 24, :mod:`.scene`) is part of the verdict: every honest variant and P5 draw
     passes on suite seeds 101 and 202 (78 of 78 with the shared layer's clipped-exposure fix; the +15% exposure
     was the one failure before). Version 3: the end state is held over the suite's end window."""
-    version = "3"
+    version = "4"  # 4: the TiViBench check reads frames cut at the task's aspect (bars of the page's colour)
     directional = True
     process_rule = True
 
@@ -237,8 +237,8 @@ class Graph(TaskFamily):
         bad = tc.unusable(frames)
         if bad:
             return VerifyResult(0.0, False, {"reason": bad})
-        metric = tc.run_metric(frames, state)
-        sampled = content([frames[i] for i in uniform_indices(len(frames), 16)])
+        metric = tc.run_metric(frames, state, aspect=cfg.width / cfg.height)
+        sampled = content([frames[i] for i in uniform_indices(len(frames), 16)], aspect=cfg.width / cfg.height)
         w, h = sampled[0].shape[1], sampled[0].shape[0]
         token = np.pi * (TOKEN_R * state["spacing"] * w / state["canvas"][0]) ** 2 / (w * h)
         many = [i for i, f in enumerate(sampled) if len([b for b in find(f, named_spec("blue"))

@@ -167,8 +167,9 @@ class OddOneOut(TaskFamily):
     (±15% with ±6°), which held it off, are explained since the shared layer's clip-consistent exposure and hue
     undo; the own ``nothing_else_changed`` reading false-failed MJPEG and a portrait letterbox (see
     :func:`_change_measures`)."""
-    version = "3"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
-    # 3: mark_kept — the answer box never gives back what it showed (issue 24, principle 2)
+    version = "4"  # 2: checks in seconds and task units, nothing-else-changed, end state held, corrections (issue 11)
+    # 3: mark_kept — the answer box never gives back what it showed (issue 24, principle 2); 4: the scene's marked
+    # cell chosen by the red inside the cells' rings only (a magenta letterbox chose an edge cell)
     directional = True
     process_rule = False
 
