@@ -24,13 +24,18 @@ FAMILIES = ("choice", "numseq", "toolqa", "symmetry", "oddoneout", "sudoku", "ar
 
 
 def page_and_spot(r: np.random.Generator) -> tuple[np.ndarray, tuple[int, int]]:
-    """A random family's start picture and a point whose 31×31 neighbourhood is flat colour."""
+    """A random family's start picture and a point whose 31×31 neighbourhood is flat colour and flat luma (the
+    rule's scope: a chroma-flat spot may hold grey text, and a dot half over a black glyph passed, decoded as
+    luma 133 off — VREASON_ADV_SEED=635206662)."""
     while True:
         fam = FAMILIES[int(r.integers(len(FAMILIES)))]
         img = make_instance(fam, str(r.choice(["easy", "medium", "hard"])), 0, int(r.integers(1 << 20)),
                             RenderConfig()).first_frame
         flat = flat_colour_mask(cv2.cvtColor(img, cv2.COLOR_RGB2YCrCb))
-        ok = cv2.erode(flat.astype(np.uint8), np.ones((31, 31), np.uint8)) > 0
+        grey = cv2.cvtColor(img, cv2.COLOR_RGB2GRAY)
+        k = np.ones((31, 31), np.uint8)
+        flat &= cv2.subtract(cv2.dilate(grey, k), cv2.erode(grey, k)) <= 2
+        ok = cv2.erode(flat.astype(np.uint8), k) > 0
         ys, xs = np.nonzero(ok)
         if len(ys):
             j = int(r.integers(len(ys)))
