@@ -96,10 +96,15 @@ same candidates (``stretch`` only changes the refinement of one found), and a fr
 task's scene whatever its exposure fit. The demo's noise videos took two more searches and residuals each."""
 STRETCH_TOO = True
 """A first frame explained by a searched similarity is also aligned with the stretched camera (``align(stretch=
-True)``), which is kept when it leaves less residual there. A letterbox crop decoded small is scaled in y
-otherwise than in x (connect, 9:16 at 320 px: 1.8%); one zoom explained frame 0 (1.0182, 6 px off in x at the
-board's edges, absorbed by the 0.35 softening) and left the lines near the board's edge 1–2 px off later
-(50–132-px blobs, seed 11 easy). Costs one more search where the quick identity test failed."""
+True)``), which is kept when it explains it too and lies nearer the rendering where the softenings differ (the
+edges: :data:`SOFT_EDGE`'s mean difference). A letterbox crop decoded small is scaled in y otherwise than in x
+(connect, 9:16 at 320 px: 1.8%); one zoom explained frame 0 (1.0182, 6 px off in x at the board's edges, absorbed
+by the 0.35 softening) and left the lines near the board's edge 1–2 px off later (50–132-px blobs, seed 11 easy).
+The least total excess was the rule before, and it weighed a similarity whose exposure had been refitted against
+a stretch's that had not: maze, 2.39:1 bars decoded at half size (P5 case 2043195823, bench seed 24101), the zoom
+1.0056 put the top wall 1 px off (edges 25.8 levels off against the stretch's 19.7; x 1.0078, y 1.0000), at the
+tolerance there, and a codec's level more failed frame 35. Costs one more search where the quick identity test
+failed."""
 SOFT_EDGE = 16
 """Which softening the first frame is: of those that explain it, the nearest (least mean difference) over the
 pixels the softenings change (where the sharpest and the softest differ by more than this). The least excess
@@ -250,6 +255,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     softened = {sc: _soften(start, sc) for sc in SOFT_SCALES}
     edges = chan_max(cv2.absdiff(softened[SOFT_SCALES[0]], softened[SOFT_SCALES[-1]])) > SOFT_EDGE
 
+    near = [0.0]  # the first frame's mean difference where the softenings differ, as last measured
+
     def first_residual(a, refit: bool = False):  # noqa: ANN001, ANN202
         nonlocal soft, first_fixed
         raw = warp_onto(frames[0], a.warp, (w, h), border)[0]
@@ -264,7 +271,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             got.append((not res.explained(max_blob), _excess(res), _mean_diff(fixed, ref, a.valid & inner & edges),
                         sc, res, fixed, gain))
         # explained, then the nearest picture where the softenings differ (see SOFT_EDGE), then the least excess
-        _, _, _, soft, best, first_fixed, (a.gain, a.offset) = min(got, key=lambda g: (g[0], g[2], g[1]))
+        _, _, near[0], soft, best, first_fixed, (a.gain, a.offset) = min(got, key=lambda g: (g[0], g[2], g[1]))
         return best
 
     a0 = align(frames[0], start, quick=True)
@@ -281,13 +288,13 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             and not a0.method.endswith("+st"):
         # a searched camera: also the stretched one (a letterbox crop's x and y scales differ by its rounding of
         # whole rows; see STRETCH_TOO), kept when it explains the first frame with less residual
-        kept = (soft, first_fixed)  # what first_residual sets besides the alignment it is given
+        kept = (soft, first_fixed, near[0])  # what first_residual sets besides the alignment it is given
         a_st = align(frames[0], start, stretch=True)
         got = first_residual(a_st) if a_st.ok and a_st.method.endswith("+st") else None
-        if got is not None and got.explained(max_blob) and _excess(got) < _excess(first):
+        if got is not None and got.explained(max_blob) and near[0] < kept[2]:
             a0, first = a_st, got
         else:
-            soft, first_fixed = kept
+            soft, first_fixed, near[0] = kept
     if soft != 1.0:
         expect = _softened(expect, soft)
         start = softened[soft]

@@ -124,6 +124,15 @@ FADE_LEVEL = 20
 undone) at the start of a held window, and by at least :data:`FADE_STEP` less at each later frame measured, on the
 same side, is still on its way to the end picture."""
 FADE_STEP = 3
+FADE_LUMA_CHROMA = (14, 2)
+"""(level, step) of the same rule read in luma and chroma (YCrCb block means), which a shift-tolerant read also asks
+of a block (:func:`fading_px`): 0.7 of the RGB ones, as a fade of green and blue (choice's red outline, G and B
+falling 29, 17, 11 levels in the last 0.35 s) moves luma by 0.7 of it (Cr 20, 11, 7)."""
+FADE_CHROMA_SIGMA = 1.0
+"""The chroma of that read is blurred by this Gaussian (px) first: a 4:2:0 codec samples it on a 2×2 grid, and a
+sub-pixel camera offset changes which colours share a sample — no shift of the frame undoes that, a blur over the
+grid does (a blue outline's Cb block means 16, 13, 7 towards the last frame at the best shift, VREASON_ADV_SEED=5022;
+0 after the blur, choice's fading outline still 31 blocks)."""
 
 
 def fading_px(frames: Sequence[np.ndarray], last: np.ndarray, valid: np.ndarray | None = None, *,
@@ -140,7 +149,11 @@ def fading_px(frames: Sequence[np.ndarray], last: np.ndarray, valid: np.ndarray 
     among their shifts of up to this many px: a slow zoom undone by the nearest similarity leaves its edges a
     fraction of a pixel off, less in each later frame — a thin red outline's blocks 21, 15, 7 levels off towards
     the last frame, read as a fade (choice, an honest 4.4% zoom, hard, case seed 1736827138). A fading mark changes
-    its level where it is, which no shift explains."""
+    its level where it is, which no shift explains. A shift-tolerant read also asks the fade of the block in luma and
+    chroma (YCrCb, as the codec keeps them; :data:`FADE_LUMA_CHROMA`): beside a 4-px blue strip between a page and
+    a red square, H.264's half-resolution chroma moved the red channel's block means 32, 21, 10 levels towards the
+    last frame as a camera's 0.6-px offset closed in, no shift of the frame undoing it — its Y, Cr and Cb within 8
+    at the best shift (VREASON_ADV_SEED=371788937; 3 of 120 such draws failed)."""
     import cv2
 
     from vreason.verify.exposure import gain_offset, undo_gain
@@ -151,31 +164,45 @@ def fading_px(frames: Sequence[np.ndarray], last: np.ndarray, valid: np.ndarray 
     if bw < 1 or bh < 1 or not frames:
         return 0
 
-    def means(img: np.ndarray) -> np.ndarray:
+    def means(img: np.ndarray) -> np.ndarray:  # per 4×4 block
         return cv2.resize(np.ascontiguousarray(img[:bh * 4, :bw * 4, :3]), (bw, bh),
                           interpolation=cv2.INTER_AREA).astype(np.int16)
 
-    ref = means(last)
-    diffs = []
+    def space(img: np.ndarray, ycc: bool) -> np.ndarray:  # RGB, or YCrCb with its chroma blurred (see the doc)
+        if not ycc:
+            return np.ascontiguousarray(img[..., :3])
+        y = cv2.cvtColor(np.ascontiguousarray(img[..., :3]), cv2.COLOR_RGB2YCrCb)
+        y[..., 1:] = cv2.GaussianBlur(y[..., 1:], (0, 0), FADE_CHROMA_SIGMA)
+        return y
+
+    def fades(diffs: list[np.ndarray], level: float, step: float) -> np.ndarray:
+        towards = np.abs(diffs[0]) > level
+        for a, b in zip(diffs, diffs[1:], strict=False):
+            towards &= (np.abs(b) <= np.abs(a) - step) & (a * b >= 0)
+        return towards.any(axis=2)
+
+    spaces = (False, True) if shift_px else (False,)
+    refs = [means(space(last, ycc)) for ycc in spaces]
+    diffs: list[list[np.ndarray]] = [[] for _ in spaces]
     for f in frames:
         gain, off = gain_offset(f, last, max_samples=GAIN_SAMPLES)
         fixed = undo_gain(f, gain, off)
-        d = means(fixed) - ref
-        if shift_px:  # per block and channel, the difference of least size among the frame's small shifts
-            steps = np.arange(-4 * shift_px, 4 * shift_px + 1) / 4  # a quarter of a pixel apart
-            src = np.ascontiguousarray(fixed[..., :3])
-            for dy in steps:
-                for dx in steps:
-                    if dx or dy:
-                        moved = cv2.warpAffine(src, np.float32([[1, 0, dx], [0, 1, dy]]), (w, h),
-                                               flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-                        e = means(moved) - ref
-                        d = np.where(np.abs(e) < np.abs(d), e, d)
-        diffs.append(d)
-    towards = np.abs(diffs[0]) > FADE_LEVEL
-    for a, b in zip(diffs, diffs[1:], strict=False):
-        towards &= (np.abs(b) <= np.abs(a) - FADE_STEP) & (a * b >= 0)
-    moved = towards.any(axis=2)
+        for k, (ycc, ref) in enumerate(zip(spaces, refs, strict=True)):
+            src = space(fixed, ycc)
+            d = means(src) - ref
+            if shift_px:  # per block and channel, the difference of least size among the frame's small shifts
+                steps = np.arange(-4 * shift_px, 4 * shift_px + 1) / 4  # a quarter of a pixel apart
+                for dy in steps:
+                    for dx in steps:
+                        if dx or dy:
+                            moved = cv2.warpAffine(src, np.float32([[1, 0, dx], [0, 1, dy]]), (w, h),
+                                                   flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+                            e = means(moved) - ref
+                            d = np.where(np.abs(e) < np.abs(d), e, d)
+            diffs[k].append(d)
+    moved = fades(diffs[0], FADE_LEVEL, FADE_STEP)
+    if shift_px:
+        moved &= fades(diffs[1], *FADE_LUMA_CHROMA)
     if valid is not None:
         moved &= cv2.resize(valid[:bh * 4, :bw * 4].astype(np.uint8), (bw, bh), interpolation=cv2.INTER_AREA) == 1
     if not moved.any():
