@@ -220,7 +220,6 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
         grown[:] = [region]
     trail = _trail(expected, recent) if recent else None
     r = region or (0, 0, geo.shape[1], geo.shape[0])
-    seen = valid  # the exposure is the frame's: fitted on all it shows, not on the region (see below)
     if region is not None:  # judged inside the region, measured with its neighbours (see CONTEXT)
         hh, ww = geo.shape[:2]
         inside = np.zeros((hh, ww), bool)
@@ -234,9 +233,7 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
     fc = FrameCheck(i, False)
     for gain in tries:
         if photometric and gain is None:
-            # a small region's few levels misread it: maze's wall and agent alone gave green 0.91 + 18 (P5 case
-            # 2043195823, bench seed 24101), the whole frame 1.0
-            gain = fitted_gain(geo, expected, seen)
+            gain = fitted_gain(geo, expected, valid)
             if gains is not None:
                 gains[:] = list(gain)
         fixed = g
