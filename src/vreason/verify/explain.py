@@ -287,7 +287,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
     if STRETCH_TOO and first.explained(max_blob) and a0.ok and a0.method != "identity" \
             and not a0.method.endswith("+st"):
         # a searched camera: also the stretched one (a letterbox crop's x and y scales differ by its rounding of
-        # whole rows; see STRETCH_TOO), kept when it explains the first frame with less residual
+        # whole rows; see STRETCH_TOO), kept when it explains the first frame and its edges lie nearer
         kept = (soft, first_fixed, near[0])  # what first_residual sets besides the alignment it is given
         a_st = align(frames[0], start, stretch=True)
         got = first_residual(a_st) if a_st.ok and a_st.method.endswith("+st") else None

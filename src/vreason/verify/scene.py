@@ -195,9 +195,9 @@ def fading_px(frames: Sequence[np.ndarray], last: np.ndarray, valid: np.ndarray 
                 for dy in steps:
                     for dx in steps:
                         if dx or dy:
-                            moved = cv2.warpAffine(src, np.float32([[1, 0, dx], [0, 1, dy]]), (w, h),
-                                                   flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
-                            e = means(moved) - ref
+                            nudged = cv2.warpAffine(src, np.float32([[1, 0, dx], [0, 1, dy]]), (w, h),
+                                                    flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+                            e = means(nudged) - ref
                             d = np.where(np.abs(e) < np.abs(d), e, d)
             diffs[k].append(d)
     moved = fades(diffs[0], FADE_LEVEL, FADE_STEP)
