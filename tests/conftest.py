@@ -48,7 +48,7 @@ def opencv_samples() -> dict[str, str]:
     name → path, e.g. ``box.mp4`` (H.264, declares 456 frames, 455 decode), ``cup.mp4``, ``Megamind.avi``
     (MPEG-4), ``tree.avi`` (Cinepak, declares 444, 68 decode), ``vtest.avi`` (MS-MPEG4), ``sudoku.png``,
     ``digits.png`` (5000 handwritten digits), ``imageTextN.png`` / ``imageTextR.png`` (a printed page, upright
-    and turned)."""
+    and turned), ``notes.png`` (a line of printed sheet music)."""
     import subprocess
 
     if not os.path.exists(os.path.join(OPENCV_DOC, "examples", "data", "vtest.avi")):
@@ -56,7 +56,7 @@ def opencv_samples() -> dict[str, str]:
     data = os.path.join(OPENCV_DOC, "examples", "data")
     html = os.path.join(OPENCV_DOC, "opencv4", "html")
     out = {n: os.path.join(data, n) for n in ("Megamind.avi", "tree.avi", "vtest.avi", "sudoku.png", "digits.png",
-                                              "imageTextN.png", "imageTextR.png")}
+                                              "imageTextN.png", "imageTextR.png", "notes.png")}
     out.update({n: os.path.join(html, n) for n in ("box.mp4", "cup.mp4")})
     for name, path in out.items():
         assert os.path.exists(path), f"opencv-doc sample {name} missing at {path}"

@@ -5,7 +5,8 @@ committed): 5000 handwritten digits of 20×20 px, white on black, 50 rows of 100
 digit ``k``. A digit is cut out of its tile (tight to its ink), scaled, and laid on the picture as dark ink on
 paper (the tile's brightness is the ink's opacity; the ink multiplies the paper, so the photo's light and
 shading stay on it), so its strokes, slant and stroke width are a real
-writer's. Marks (a circle drawn round an option) are drawn as a wobbly closed stroke of varying width.
+writer's. Marks (a circle drawn round an option) are drawn as a wobbly closed stroke of varying width, and bars
+filled in with a felt marker as overlapping strokes of varying density inside a wobbling, leaning outline.
 """
 
 from __future__ import annotations
@@ -99,3 +100,37 @@ def hand_loop(img: np.ndarray, box, rng: np.random.Generator, colour: tuple[int,
         p, q = pts[i].round().astype(int), pts[i + 1].round().astype(int)
         cv2.line(img, tuple(int(v) for v in p), tuple(int(v) for v in q), colour,
                  max(1, int(round(widths[i]))), cv2.LINE_AA)
+
+
+def marker_bar(img: np.ndarray, box, rng: np.random.Generator, ink: tuple[int, int, int]) -> None:
+    """A bar filled in by hand with a felt marker over ``box`` (x0, y0, x1, y1; y1 the baseline), in place: its
+    sides wobble and lean by up to ~4% of its width, its top by ~3% of its height with the ends rounded by the
+    nib; it is filled in overlapping strokes (each stroke's ink a little denser or lighter, ±15%), and the ink
+    multiplies the paper, so the photo's light and whatever is printed under it show through."""
+    import cv2
+
+    x0, y0, x1, y1 = (float(v) for v in box)
+    bw, bh = x1 - x0, y1 - y0
+    h, w = img.shape[:2]
+    alpha = np.zeros((h, w), np.float32)
+    n_strokes = max(3, int(min(bw / 3.0, rng.uniform(4, 9))))  # 4-8 strokes, none under 3 px
+    lean = rng.uniform(-0.04, 0.04) * bw
+    for k in range(n_strokes):
+        t = (k + 0.5) / n_strokes
+        x = x0 + t * bw + rng.normal(0, bw * 0.01)
+        top = y0 + abs(rng.normal(0, bh * 0.01)) + (abs(t - 0.5) > 0.4) * rng.uniform(0, bh * 0.03)
+        nib = bw / n_strokes * rng.uniform(1.3, 1.8)
+        stroke = np.zeros((h, w), np.float32)  # a chisel nib: the stroke's ends are cut square
+        quad = np.array([[x + lean - nib / 2, top], [x + lean + nib / 2, top], [x + nib / 2, y1], [x - nib / 2, y1]])
+        cv2.fillConvexPoly(stroke, np.round(quad * 4).astype(np.int32), 1.0, cv2.LINE_AA, shift=2)
+        np.maximum(alpha, stroke * rng.uniform(0.85, 1.0), out=alpha)
+    # the pen's edge: clip the strokes to the bar's wobbling outline
+    ys = np.arange(h, dtype=np.float32)[:, None]
+    xs = np.arange(w, dtype=np.float32)[None, :]
+    frac = np.clip((ys - y0) / max(bh, 1.0), 0, 1)
+    wob_l = x0 + lean * (1 - frac) + bw * 0.02 * np.sin(ys / max(bh, 1) * rng.uniform(3, 8) + rng.uniform(0, 6))
+    wob_r = x1 + lean * (1 - frac) + bw * 0.02 * np.sin(ys / max(bh, 1) * rng.uniform(3, 8) + rng.uniform(0, 6))
+    alpha *= np.clip(xs - wob_l + 1, 0, 1) * np.clip(wob_r - xs + 1, 0, 1)
+    a = alpha[:, :, None]
+    region = img.astype(np.float32)
+    img[:] = np.clip(region * (1 - a * (1 - np.asarray(ink, np.float32) / 255)), 0, 255).astype(np.uint8)

@@ -264,6 +264,36 @@ def test_bars_count_order_and_heights(tmp_path):
     assert run("bars", noise(), p, env).passed is False
 
 
+def test_bars_in_falling_light_over_print_and_dark_grounds():
+    """The reader judges a bar's value against the paper's local light and bridges print under the ink
+    (``colour.colour_mask(local_light=True)``, ``colour.through_print``): bars under a light falling to 20% across
+    the chart (the far bar's blue at value 44, under the absolute floor of 60), and bars crossed by ruled lines
+    (4 px, dark: one runs down a bar), read right — the absolute reader found 3 bars and 23 pieces; a white 3-px gap
+    between two touching bars still parts them (paper is brighter than the ink), and a dark navy ground with noise
+    (a background of the bars' own hue, no lit paper) or black with noise holds no bar."""
+    env = CheckEnv()
+    hs = [0.2, 0.3, 0.45, 0.6]
+    p = BarsParams(n_bars=4, expected_heights=hs)
+    light = np.clip(1.0 - 0.8 * np.arange(CFG.width) / 380, 0.2, 1.0)[None, :, None]
+    dim = (_bars(hs).astype(np.float32) * light).astype(np.uint8)
+    res = run("bars", dim, p, env)
+    assert res.passed is True, res.details
+    ruled = _bars(hs)
+    for y in range(40, CFG.height, 37):
+        ruled[y:y + 4] = (ruled[y:y + 4] * 0.2).astype(np.uint8)
+    ruled[:, 299:303] = (ruled[:, 299:303] * 0.2).astype(np.uint8)
+    res = run("bars", ruled, p, env)
+    assert res.passed is True and res.details["n_found"] == 4, res.details
+    touching = np.full((CFG.height, CFG.width, 3), 255, np.uint8)
+    touching[int(CFG.height * 0.9 - 0.3 * CFG.height):int(CFG.height * 0.9), 100:200] = (40, 90, 220)
+    touching[:, 149:152] = 255
+    assert run("bars", touching, BarsParams(n_bars=2), env).details["n_found"] == 2
+    rng = np.random.default_rng(0)
+    for ground in ((20, 20, 30), (0, 0, 0)):
+        img = np.clip(np.full((CFG.height, CFG.width, 3), ground, np.float32) + rng.normal(0, 4, dim.shape), 0, 255)
+        assert run("bars", img.astype(np.uint8), p, env).details["n_found"] == 0
+
+
 # ------------------------------------------------------------------ match-3
 def _board(seed, w=640, h=360, blanks=()):
     """A match-3 board: 6×6 coloured tiles (cells in ``blanks`` cleared) in the middle of a grey frame."""

@@ -1,12 +1,13 @@
 """TiViBench's "graphic sorting" (appendix C.1 ⑤): bars by colour segmentation, their count and order.
 
-Bars are the components of ``bar_colour`` (HSV, :mod:`vreason.verify.colour`) inside ``region`` (or the
-frame) taller than ``MIN_HEIGHT`` of it; their heights (box heights, normalised to the frame height) are
-read left to right. Passed when there are exactly ``n_bars`` bars, their heights follow ``order`` (a
-neighbour may be lower by at most half of ``height_tol``, for equal bars and codec edges) and, when
-``expected_heights`` are given, each bar is within ``height_tol`` of its expected height (no bar was
-stretched to fake the order). Score = fraction of neighbour pairs in order (0 with the wrong count).
-No OCR: the backend is the colour segmenter.
+Bars are the components of ``bar_colour`` (HSV, :mod:`vreason.verify.colour`) inside ``region`` (or the frame)
+taller than ``MIN_HEIGHT`` of it, found with the value judged against the paper's local light (a photo's dim
+corner) and print under the ink bridged (a ruled line across a bar does not cut it; paper between two bars parts
+them). Their heights (box heights, normalised to the frame height) are read left to right. Passed when there are
+exactly ``n_bars`` bars, their heights follow ``order`` (a neighbour may be lower by at most half of ``height_tol``,
+for equal bars and codec edges) and, when ``expected_heights`` are given, each bar is within ``height_tol`` of its
+expected height (no bar was stretched to fake the order). Score = fraction of neighbour pairs in order (0 with the
+wrong count). No OCR: the backend is the colour segmenter.
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def check_bars(frames, times, gt_end, params: BarsParams, env: CheckEnv) -> Chec
     area = ocrmod.crop(frame, params.region)
     ox, oy = (params.region.pixels(w, h)[:2] if params.region is not None else (0, 0))
     ah, aw = area.shape[:2]
-    bars = [b for b in colour.find(area, params.bar_colour) if b.box[3] - b.box[1] >= MIN_HEIGHT]
+    found = colour.find(area, params.bar_colour, local_light=True, print_through=True)
+    bars = [b for b in found if b.box[3] - b.box[1] >= MIN_HEIGHT]
     bars.sort(key=lambda b: b.cx)
     heights = [(b.box[3] - b.box[1]) * ah / h for b in bars]
     boxes = [[(b.box[0] * aw + ox) / w, (b.box[1] * ah + oy) / h, (b.box[2] * aw + ox) / w, (b.box[3] * ah + oy) / h]

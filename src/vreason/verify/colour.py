@@ -90,15 +90,81 @@ def content(frames: Sequence[np.ndarray], aspect: float | None = None) -> list[n
     return scene.crop(rgb, box)
 
 
-def colour_mask(frame: np.ndarray, spec: ColourSpec) -> np.ndarray:
-    """Bool mask of the pixels of ``spec``'s colour in an RGB frame."""
+LOCAL_WHITE_WINDOW = 0.125
+"""The window of :func:`local_white`, as a fraction of the frame's shorter side."""
+LOCAL_WHITE_FLOOR = 48
+"""Where the local white (V) is below this, no paper is lit enough to judge by: the absolute ``min_val`` holds (a dark
+scene's noise is not lifted to a colour)."""
+MIN_CHROMA = 12
+"""A coloured pixel's least chroma (max − min of its RGB levels) when the value is judged against the local light:
+the saturation of a dim pixel is a ratio of small numbers."""
+
+
+def local_white(value: np.ndarray, paper: np.ndarray | None = None) -> np.ndarray:
+    """The picture's white level at each pixel (float32, ≥ 1): the brightest value of the ``paper`` pixels (all, when
+    None) over a window of :data:`LOCAL_WHITE_WINDOW` of the shorter side, smoothed — a photo's light (a dim corner,
+    a vignette, a lamp's fall-off) read off its own paper. Computed at a quarter of the size."""
     import cv2
 
-    hsv = scene.to_hsv(to_rgb(frame))
+    h, w = value.shape[:2]
+    f = 4 if min(h, w) >= 64 else 1
+    v = value if paper is None else np.where(paper, value, 0).astype(value.dtype)
+    small = cv2.resize(v, (max(1, w // f), max(1, h // f)), interpolation=cv2.INTER_AREA)
+    k = max(3, int(round(LOCAL_WHITE_WINDOW * min(h, w) / f)) | 1)
+    white = cv2.blur(cv2.dilate(small, np.ones((k, k), np.uint8)), (k, k))
+    return np.maximum(cv2.resize(white, (w, h), interpolation=cv2.INTER_LINEAR).astype(np.float32), 1.0)
+
+
+def colour_mask(frame: np.ndarray, spec: ColourSpec, *, local_light: bool = False) -> np.ndarray:
+    """Bool mask of the pixels of ``spec``'s colour in an RGB frame. ``local_light``: the least value
+    ``spec.min_val`` is judged against the :func:`local_white` of the pixels not of the colour's hue (the paper
+    round it), as the marker's own reflectance, and a chromatic pixel needs :data:`MIN_CHROMA` — for photos and
+    rendered scenes whose light falls off (hue and saturation do not change with the light). Where that white is
+    below :data:`LOCAL_WHITE_FLOOR` (no lit paper: a dark scene, a background of the colour's own hue), the absolute
+    ``min_val`` holds."""
+    import cv2
+
+    rgb = to_rgb(frame)
+    hsv = scene.to_hsv(rgb)
     ref = cv2.cvtColor(np.array([[list(spec.rgb)]], np.uint8), cv2.COLOR_RGB2HSV)[0, 0]
     if int(ref[1]) < ACHROMATIC_SAT:
         return (hsv[:, :, 1] < ACHROMATIC_SAT) & (np.abs(hsv[:, :, 2].astype(np.int16) - int(ref[2])) <= 45)
-    return scene.hue_mask(hsv, float(ref[0]), spec.hue_tol, spec.min_sat, spec.min_val)
+    if not local_light:
+        return scene.hue_mask(hsv, float(ref[0]), spec.hue_tol, spec.min_sat, spec.min_val)
+    hued = scene.hue_mask(hsv, float(ref[0]), 2 * spec.hue_tol, ACHROMATIC_SAT, 0)
+    white = local_white(hsv[:, :, 2], ~hued)
+    light = np.where(white >= LOCAL_WHITE_FLOOR, white, 255.0) / 255.0
+    chroma = rgb.max(axis=2).astype(np.int16) - rgb.min(axis=2)
+    return (scene.hue_mask(hsv, float(ref[0]), spec.hue_tol, spec.min_sat, 0)
+            & (hsv[:, :, 2] >= spec.min_val * light) & (chroma >= MIN_CHROMA))
+
+
+PRINT_GAP = 0.015
+"""The widest print (a ruled line, a letter's stroke) bridged by :func:`through_print`, as a fraction of the frame's
+size (the geometric mean of its sides), at least :data:`PRINT_GAP_MIN_PX`: 8 px at 563×558 (the newspaper sudoku's
+thick lines are 4–5 px, its digits' strokes 5–6)."""
+PRINT_GAP_MIN_PX = 5
+"""A ruled line turned and compressed is 3–4 px wide at any frame size (sheet music 1024×134, 2026-12-07)."""
+PRINT_DARKER = 0.8
+"""Print seen through a colour is darker than the colour alone, relative to the local light (ink multiplies)."""
+
+
+def through_print(frame: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``mask`` (a colour's pixels) with the pixels where print under the colour shows through: darker than the
+    colour's own median value (both relative to the :func:`local_white`, by :data:`PRINT_DARKER`), in the gaps a
+    closing of the mask by :data:`PRINT_GAP` bridges. A line ruled across a bar drawn over a page does not cut it in
+    two; paper showing between two bars (brighter than them) still separates them."""
+    import cv2
+
+    m = np.asarray(mask, bool)
+    if not m.any():
+        return m
+    h, w = m.shape
+    k = max(PRINT_GAP_MIN_PX, int(round(PRINT_GAP * np.sqrt(h * w))))
+    value = to_rgb(frame).max(axis=2)
+    rel = value.astype(np.float32) / np.maximum(local_white(value), LOCAL_WHITE_FLOOR)
+    closed = cv2.morphologyEx(m.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((k, k), np.uint8)) > 0
+    return m | (closed & (rel < PRINT_DARKER * float(np.median(rel[m]))))
 
 
 def near_rgb_on_page(frame: np.ndarray, rgb: Sequence[int], tol: int) -> np.ndarray:
@@ -114,18 +180,22 @@ def near_rgb_on_page(frame: np.ndarray, rgb: Sequence[int], tol: int) -> np.ndar
 
 
 def find(frame: np.ndarray, spec: ColourSpec, *, min_area: float = MIN_AREA, open_px: int | None = None,
-         close_px: int | None = None, min_piece: int = 0) -> list[Blob]:
+         close_px: int | None = None, min_piece: int = 0, local_light: bool = False,
+         print_through: bool = False) -> list[Blob]:
     """Objects of ``spec``'s colour in one RGB frame, largest first. The mask is opened, then closed, by
     ``open_px`` and ``close_px`` (default 3 each from 120 px up, else none): an opening of 3 also removes strokes
     thinner than 3 px, so a caller that reads thin marks passes ``open_px=1`` and drops specks instead by size:
     ``min_piece``, the pixels a connected piece of the colour needs before the closing (a stroke's pieces are
-    long, noise's are a few pixels; closed without it, noise joins into blobs)."""
+    long, noise's are a few pixels; closed without it, noise joins into blobs). ``local_light``: see
+    :func:`colour_mask`; ``print_through``: the mask is :func:`through_print`'s (a colour drawn over print)."""
     import cv2
 
     rgb = to_rgb(frame)
     h, w = rgb.shape[:2]
     k = 3 if min(h, w) >= 120 else 1
-    raw = colour_mask(rgb, spec)
+    raw = colour_mask(rgb, spec, local_light=local_light)
+    if print_through:
+        raw = through_print(rgb, raw)
     if min_piece > 1:
         n, lab, stats, _ = cv2.connectedComponentsWithStats(raw.astype(np.uint8), connectivity=8)
         raw = (stats[:, cv2.CC_STAT_AREA] >= min_piece)[lab] & (lab > 0)
