@@ -123,6 +123,30 @@ def test_a_shaken_connect_video_keeps_its_lines(tmp_path, difficulty, seed):
     assert score.passed, score.evidence.details if score.evidence else score.reason
 
 
+def test_a_shaken_connect_video_keeps_its_lines_on_the_grid_paths(tmp_path):
+    """Connect's tracker read the board with the camera undone by interpolating the first and last frames'
+    alignment, which leaves each middle frame off by its own shake: an honest 2-px shake (hard, suite seed 25004,
+    instance 1000, as the benchmark draws it) put 0.16 cell of the yellow line off the grid paths (limit 0.15).
+    Each frame's shake is now measured against the start picture (``connect.family.TURN_PX``): 0 cell off."""
+    (v,) = [x for x in VARIANTS["connect"] if x.name == "shake2px"]
+    score = run_variant(v, "hard", 1000, 25004, str(tmp_path))
+    assert score.passed, score.evidence.details if score.evidence else score.reason
+    assert max(p["off_path_cells"] for p in score.evidence.details["pairs"]) <= 0.05
+
+
+def test_a_connect_jump_to_the_final_picture_and_back_fails(tmp_path):
+    """Three frames of the final picture in the middle of the drawing (P2 jump, easy, bench seed 26001, case
+    2036461608): the yellow line was shown 1.4 cells ahead, then 0.6 cell shorter than shown. The tracker allowed a
+    line to lose max(0.8 cell, 15% of it); with each frame's shake undone, honest videos lose at most 0.1 cell and
+    the limit is 0.4 (``connect.family.SHRINK_CELLS``). (The scene's own "a line never vanishes" memory counts a
+    sample lost only with no line within 3 px of it, for the shake: it measured 0.33 cell here, under its 0.35.)"""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P2", "connect", "jump", False, "easy", 2000, 26001, 2036461608), str(tmp_path))
+    assert out is not None and out.params == {"window": [50, 3], "from": "final"}
+    assert out.ok and not out.passed and "shrinks" in (out.reason or ""), out.reason
+
+
 @pytest.mark.parametrize("seed", [411315681, 578348630])
 def test_a_brightened_connect_video_is_explained(tmp_path, seed):
     """Connect's honest +15% exposure (hard): 14 of 18 such videos failed. Its white board clips, and H.264 puts the
