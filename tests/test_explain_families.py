@@ -91,6 +91,9 @@ FAMILIES: dict[str, Fam] = {
 
 KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("sequence", "clone"): "issue 24: a 12×3-px clone was explained (seed 58419)",
+    ("sliding", "clone"): "issue 24: a copy of a 7×12 glyph of the small \"target\" title (offset [-84, 65], from "
+                          "frame 34) was explained, its largest unexplained blob 16 px under the 24-px limit "
+                          "(VREASON_ADV_SEED=382486496; the same at 83fd973): the title-glyph class",
     ("connect", "mark"): "issue 24: an 18×15 box at 0.42 opacity was explained (seed 121707)",
     ("sudoku", "mark"): "issue 24: a mark under the residual's 24-px blob limit was explained (a 6×4 stroke at 0.31, "
                         "bench seed 1812422572)",
