@@ -12,7 +12,11 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # The xdist workers already fill the cores (-n auto): codecs, OpenCV and the OCR engine run on one thread each,
     # as in the run's own worker pools (vreason.runner.executor). Same pixels either way; measured side by side on
     # the suite's family, text, object and explain test files (2 cores, -n 2, two runs each): 66.6 and 68.2 s
-    # against 75.2 and 71.2 s of wall, 132 and 136 s of CPU against 149 and 141 (issue 26).
+    # against 75.2 and 71.2 s of wall, 132 and 136 s of CPU against 149 and 141 (issue 26). Decoding gives the same
+    # pixels on any thread count; x264's encoding does not (its frame threads change what it codes): a video a
+    # test writes under xdist is not the one a run without it writes, so a failure is replayed with
+    # VREASON_CODEC_THREADS=1 too (the summary says so) — a dot on tool QA's tool passed CI's run and failed the
+    # replay without it (VREASON_ADV_SEED=800006555).
     os.environ.setdefault("VREASON_CODEC_THREADS", "1")
 PLUGIN = os.path.join(ROOT, "tests", "plugins", "slowproto.py")
 
@@ -114,7 +118,8 @@ def pytest_report_header(config: pytest.Config) -> str:
     mode = ("full matrix" if os.environ.get("VREASON_ADV_FULL") == "1"
             else "sampled (≤ 3 variants per family, one difficulty each)")
     seed = os.environ["VREASON_ADV_SEED"]
-    return f"vreason adversarial seed: {seed} ({mode}); replay with VREASON_ADV_SEED={seed}"
+    threads = " VREASON_CODEC_THREADS=1" if getattr(config.option, "numprocesses", None) else ""
+    return f"vreason adversarial seed: {seed} ({mode}); replay with VREASON_ADV_SEED={seed}{threads}"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:

@@ -57,10 +57,10 @@ from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers im
     box_mask,
     changed_box,
     codec_ring,
-    unchanged,
 )
 from vreason.verify.residual import MAX_BLOB, residual
 from vreason.verify.settle import follow, settle, start_following
+from vreason.verify.unchanged import unchanged  # noqa: F401  (re-exported: callers import it from here)
 from vreason.verify.video_camera import (
     IDENT,
     against_first,
@@ -366,7 +366,9 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                          ref0.ring, _edge_band(frame0, FIRST_EDGE_LEVEL))
             start_following(ref0, ref0.start)
         out.full_checks += 1
-        if not fc.explained and track_camera:
+        if not fc.explained and track_camera and not (fc.temporal and fc.kept):
+            # (a frame the kept picture explains but for what changed since the first frame is not re-aligned:
+            # the camera explains it, a new one would only re-parse what held still — settle.held_change)
             # the camera may have moved otherwise than the interpolation: this frame against the first, by the
             # interpolated camera plus a shift first (a shake: the phase correlation's, then the whole-pixel one
             # that brings the most still pixels home), by the full search only if those do not explain it
@@ -381,7 +383,7 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
                 tried.append(alone)
                 geo2, valid2 = warp_onto(frames[i], alone, (w, h), border)
                 fc2 = _check(i, geo2, valid2, expect, max_blob=max_blob, photometric=photometric, ref0=ref0,
-                             gains=gains, recent=pics, shown=shown)
+                             gains=gains, recent=pics, shown=shown, before=before)
                 out.full_checks += 1
                 if fc2.explained:
                     fc2.realigned = True

@@ -6,7 +6,7 @@ exposure (the last frame's gain first, then one fitted on this frame; clipped ch
 changed since the start, the tighter temporal residual against the video's own first frame (:func:`_residuals`;
 on flat areas :mod:`vreason.verify.flat_rule`), inside the region of the picture that changed
 (:func:`_changed_region`). Also the small public helpers the families use:
-:func:`unchanged`, :func:`changed_box`, :func:`box_mask`.
+:func:`changed_box`, :func:`box_mask` (and :func:`vreason.verify.unchanged.unchanged`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from vreason.verify.align import flat_mask, gain_offset, undo_gain
 from vreason.verify.clip import CLIP_NOISE, censored, declip
 from vreason.verify.flat_rule import MAX_FLAT_BLOB, flat_blob
 from vreason.verify.residual import MAX_BLOB, chan_max, residual
+from vreason.verify.settle import held_change
 
 Expect = Callable[[int, np.ndarray], "tuple[np.ndarray, np.ndarray | None] | str"]
 
@@ -72,6 +73,10 @@ class FrameCheck:
     blob_box: tuple[int, int, int, int] | None = None
     reason: str = ""
     realigned: bool = False
+    temporal: bool = False
+    """Unexplained by the temporal residual alone (the rendering residual explained the frame)."""
+    kept: bool = False
+    """Judged by the last frame's picture, the new parse having changed it only where it held still."""
 
     def as_json(self) -> dict:
         out: dict = {"frame": self.index, "largest_blob": self.largest_blob}
@@ -208,17 +213,16 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
     explained frame's corrected crop. ``recent``: the expected pictures of the last few frames (their changes are
     a codec's motion trail, :func:`_trail`); ``shown``: set to this frame's expected picture. ``before``: the
     expected picture of the last explained frame: where this frame's differs from it, the region grows to take
-    it in (see :func:`_grow_by_parse`; ``grown``: set to the region checked)."""
+    it in (see :func:`_grow_by_parse`; ``grown``: set to the region checked); and a parse that changed it only
+    where the picture had held still is judged as no change first (:func:`vreason.verify.settle.held_change`;
+    the verdict's ``kept`` says it was)."""
     got = expect(i, geo)
     if isinstance(got, str):
         return FrameCheck(i, False, reason=got)
     expected, free = got
-    if shown is not None:
-        shown[:] = [expected]
     region = _grow_by_parse(region, expected, before)
     if grown is not None:
         grown[:] = [region]
-    trail = _trail(expected, recent) if recent else None
     r = region or (0, 0, geo.shape[1], geo.shape[0])
     if region is not None:  # judged inside the region, measured with its neighbours (see CONTEXT)
         hh, ww = geo.shape[:2]
@@ -226,6 +230,39 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
         inside[r[1]:r[3], r[0]:r[2]] = True
         valid = valid & inside
         r = (max(0, r[0] - CONTEXT), max(0, r[1] - CONTEXT), min(ww, r[2] + CONTEXT), min(hh, r[3] + CONTEXT))
+    # a parse that changed only where the picture had held still is first judged as no change: the last picture
+    # is kept when the rendering residual explains the frame by it, unless what the temporal residual then finds
+    # changed lies where the new parse changed the picture (a fade) (settle.held_change)
+    pics = [before, expected] if before is not None and held_change(ref0, i, expected, before) else [expected]
+    fc = FrameCheck(i, False)
+    for pic in pics:
+        tried = None if gains is None else list(gains)  # (a gain fitted against a picture not kept is dropped)
+        fc = _judged(i, geo, pic, free, valid, r, ref0, max_blob=max_blob, photometric=photometric, gains=tried,
+                     corrected=corrected, recent=recent)
+        if fc.explained or pic is pics[-1] or (fc.temporal and not _touches(expected, before, fc.blob_box)):
+            if shown is not None:
+                shown[:] = [pic]
+            if gains is not None and tried is not None:
+                gains[:] = tried
+            fc.kept = pic is before and pic is not expected
+            return fc
+    return fc
+
+
+def _touches(expected: np.ndarray, before: np.ndarray | None, box: tuple[int, int, int, int] | None) -> bool:
+    """Whether ``expected`` differs from ``before`` anywhere inside ``box`` (x0, y0, x1, y1)."""
+    if before is None or box is None:
+        return True
+    x0, y0, x1, y1 = box
+    return bool((expected[y0:y1, x0:x1] != before[y0:y1, x0:x1]).any())
+
+
+def _judged(i: int, geo: np.ndarray, expected: np.ndarray, free: np.ndarray | None, valid: np.ndarray, r: Region,
+            ref0: _Ref0 | None, *, max_blob: int, photometric: bool, gains: list | None,
+            corrected: list | None, recent: Sequence[np.ndarray]) -> FrameCheck:
+    """:func:`_check`'s residuals of frame ``i`` inside ``r`` against ``expected``, with the exposure undone by the
+    last frame's gain first, then by one fitted on this frame."""
+    trail = _trail(expected, recent) if recent else None
     g = _crop(geo, r)
     tries: list[tuple[np.ndarray, np.ndarray] | None] = [None]
     if photometric:
@@ -310,15 +347,15 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
                         tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL, per_pixel=_crop(trail, r))
         if not tres.explained(max_blob):
             box = _shift(tres.blob_box, r)
-            return FrameCheck(i, False, tres.largest_blob, box,
-                              f"{tres.largest_blob} px changed since the first frame at {list(box or ())}")
+            why = f"{tres.largest_blob} px changed since the first frame at {list(box or ())}"
+            return FrameCheck(i, False, tres.largest_blob, box, why, temporal=True)
         ignore = static | ~_crop(valid & ref0.valid, r)
         blob, fbox = flat_blob(tres.excess, _crop(expected, r), _crop(trail, r), chroma=(fixed, ref, ignore),
                                ring=ref0.ring)
         if blob > MAX_FLAT_BLOB:
             box = _shift(fbox, r)
             return FrameCheck(i, False, blob, box, f"{blob} px of a flat area changed since the first frame at "
-                                                   f"{list(box or ())}")
+                                                   f"{list(box or ())}", temporal=True)
     box = _shift(res.blob_box, r)
     why = "" if ok else f"{res.largest_blob} px unexplained at {list(box or ())}"
     return FrameCheck(i, ok, res.largest_blob, box, why)
@@ -334,47 +371,6 @@ def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) 
     w, h = size
     return (max(0, int(xs.min()) * 4 - MARGIN), max(0, int(ys.min()) * 4 - MARGIN),
             min(w, (int(xs.max()) + 1) * 4 + MARGIN), min(h, (int(ys.max()) + 1) * 4 + MARGIN))
-
-
-def unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None = None, *,
-              max_blob: int = MAX_BLOB, camera: bool = False) -> tuple[bool, int]:
-    """Whether ``frame`` shows the same picture as ``ref`` (another frame of the same video, same size): the
-    exposure fitted and undone, then the temporal residual (:data:`TOL_TEMPORAL`, :data:`TOL_PATCH_TEMPORAL`).
-    Returns (unchanged, largest changed blob in px). A held end state is unchanged frame to frame.
-    ``camera``: a frame the residual finds changed is aligned onto ``ref`` first (a similarity,
-    :func:`vreason.verify.relative.relative`: a hand-held camera shakes a held picture) and measured again inside
-    the border the move leaves covered."""
-    ok, blob = _unchanged(frame, ref, free, max_blob, _inner(ref.shape[:2], BORDER_PX))
-    if ok or not camera:
-        return ok, blob
-    import cv2
-
-    from vreason.verify.relative import relative
-
-    grey = [cv2.cvtColor(np.ascontiguousarray(a[..., :3]), cv2.COLOR_RGB2GRAY).astype(np.float32)
-            for a in (frame, ref)]
-    rel = relative(grey[0], grey[1])
-    if rel is None:
-        return ok, blob
-    h, w = ref.shape[:2]
-    corners = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], np.float64)
-    moved = float(np.abs(corners @ rel.T - corners[:, :2]).max())
-    if moved <= 0.05:
-        return ok, blob
-    geo = cv2.warpAffine(np.ascontiguousarray(frame[..., :3]), rel, (w, h), flags=cv2.INTER_LINEAR,
-                         borderMode=cv2.BORDER_REPLICATE)
-    return _unchanged(geo, ref, free, max_blob, _inner((h, w), max(BORDER_PX, int(np.ceil(moved)) + 1)))
-
-
-def _unchanged(frame: np.ndarray, ref: np.ndarray, free: np.ndarray | None, max_blob: int,
-               valid: np.ndarray) -> tuple[bool, int]:
-    gain, off = gain_offset(frame, ref, max_samples=GAIN_SAMPLES)
-    # a clipped observation only bounds the true value (declip): numseq's honest flicker (±2.4%) clipped the page
-    # to 255 in one frame of the held end and not in the last (245), and 255 undone stayed 255 — a 78-px blob
-    # 10 levels off, over the temporal patch tolerance (case seed 913504710, twelfth session)
-    fixed = declip(frame, undo_gain(frame, gain, off), ref, gain, off)
-    res = residual(fixed, ref, free, valid=valid, tol=TOL_TEMPORAL, tol_patch=TOL_PATCH_TEMPORAL)
-    return res.explained(max_blob), res.largest_blob
 
 
 def changed_box(a: np.ndarray, b: np.ndarray, level: int = 0) -> tuple[int, int, int, int]:

@@ -122,3 +122,26 @@ def follow(ref0, i: int, expected: np.ndarray, raw: np.ndarray, judged: tuple[in
         cx0, cy0, cx1, cy1 = max(0, x0 - 8), max(0, y0 - 8), min(w, x1 + 8), min(h, y1 + 8)
         band = _edge_band(ref0.frame[cy0:cy1, cx0:cx1], FIRST_EDGE_LEVEL)
         ref0.edges[y0:y1, x0:x1] = band[y0 - cy0:y1 - cy0, x0 - cx0:x1 - cx0]
+
+
+def held_change(ref0, i: int, expected: np.ndarray, before: np.ndarray | None) -> bool:  # noqa: ANN001
+    """Whether frame ``i``'s parse changed the expected picture from ``before`` (the last explained frame's) only
+    where the picture had held still: every pixel it changes last changed more than :data:`SETTLE_FRAMES` frames
+    ago. Such a change is first judged as no change (``frame_check._check``): a parse that moves by a quarter
+    pixel where nothing moved (codec noise, or a mark that shifted a tool's centroid) re-opened the settled
+    reference along the object's edges, grown by the codec ring, and the reference took whatever the frame
+    showed there — a dot 39 levels darker on a tool that had come to rest, 6 frames after it stopped, became part
+    of the reference (tool QA, hard, suite seed 47920, ``VREASON_ADV_SEED=800006555`` with one encoder thread)."""
+    import cv2
+
+    from vreason.verify.frame_check import changed_box
+    from vreason.verify.residual import chan_max
+
+    if ref0 is None or ref0.changed_at is None or before is None or before is expected \
+            or before.shape != expected.shape:
+        return False
+    x0, y0, x1, y1 = changed_box(expected, before)  # (measured inside the box of the change: 0.2 ms)
+    if x1 <= x0:
+        return False
+    moved = chan_max(cv2.absdiff(expected[y0:y1, x0:x1], before[y0:y1, x0:x1])) > 0
+    return bool(((i - ref0.changed_at[y0:y1, x0:x1][moved]) > SETTLE_FRAMES).all())
