@@ -2,6 +2,7 @@
 ground truth passes (also H.264 at a low bitrate and resized), the first frame, noise and wrong answers fail,
 and a missing OCR engine gives ``passed=None`` with the reason, never 0. Needs the ``ocr`` extra."""
 
+import os
 import sys
 
 import numpy as np
@@ -292,6 +293,41 @@ def test_bars_in_falling_light_over_print_and_dark_grounds():
     for ground in ((20, 20, 30), (0, 0, 0)):
         img = np.clip(np.full((CFG.height, CFG.width, 3), ground, np.float32) + rng.normal(0, 4, dim.shape), 0, 255)
         assert run("bars", img.astype(np.uint8), p, env).details["n_found"] == 0
+
+
+@pytest.mark.parametrize("draw", range(3))
+def test_bars_on_a_dark_ground_keep_the_rows_above_them(draw):
+    """Bars on a black or navy ground (noise, H.264-like blur) under empty dark rows: a dark band on one side was
+    cut off as a letterbox, and the heights were read against the cropped picture (the tallest 0.70 of the frame
+    read 0.85: ``expected_heights`` failed, a listed gap of the twenty-fifth session). Knowing the picture's aspect
+    (the reference image's; the suite passes its render's as the ``aspect`` option), a frame of that aspect keeps
+    its dark rows, and the same chart inside a real black letterbox (a 4:3 or 9:16 frame) is still cut out of it.
+    Without the aspect the reader cannot tell the two apart (the old reading: a crop)."""
+    import cv2
+
+    r = np.random.default_rng([int(os.environ.get("VREASON_ADV_SEED", SEED)), 29, draw])
+    env = CheckEnv()
+    hs = sorted(float(v) for v in r.uniform(0.15, 0.72, 4))
+    ground = [(0, 0, 0), (20, 22, 40)][int(r.integers(2))]
+    img = _bars(hs)
+    img[(img == 255).all(axis=2)] = ground
+    img = np.clip(img.astype(np.float32) + r.normal(0, 3, img.shape), 0, 255).astype(np.uint8)
+    img = cv2.GaussianBlur(img, (3, 3), 0)
+    p = BarsParams(n_bars=4, expected_heights=hs, height_tol=0.04)
+    gt = np.zeros_like(img)
+    ok = run("bars", img, p, env, gt=gt)
+    assert ok.passed is True, (hs, ground, ok.details)
+    opt = run("bars", img, p, CheckEnv(options={"aspect": 16 / 9}))
+    assert opt.passed is True, opt.details
+    short = BarsParams(n_bars=4, expected_heights=[*hs[:3], hs[3] - 0.1], height_tol=0.04)
+    assert run("bars", img, short, env, gt=gt).passed is False
+    h, w = img.shape[:2]
+    for fh, fw in ((w * 3 // 4, w), (int(w * 16 / 9), w)):  # a real letterbox: the picture centred in bars
+        framed = np.zeros((fh, fw, 3), np.uint8)
+        top = (fh - h) // 2
+        framed[top:top + h] = img
+        got = run("bars", framed, p, env, gt=gt)
+        assert got.passed is True, ((fh, fw), got.details)
 
 
 # ------------------------------------------------------------------ match-3

@@ -10,6 +10,7 @@ spread uniformly over the video (:func:`vreason.verify.tracking.uniform_indices`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -65,7 +66,10 @@ def run_metric(frames: Sequence[np.ndarray], state: dict[str, Any], gt_end: np.n
     picked = pick(frames, entry.frames, params)
     if aspect is not None:
         picked = content(picked, aspect=aspect)
-    return entry.fn(picked, np.zeros(len(picked)), gt_end, params, env or CheckEnv())
+    env = env or CheckEnv()
+    if aspect is not None and "aspect" not in env.options:  # (the bars reader cuts bars knowing it)
+        env = dataclasses.replace(env, options={**env.options, "aspect": aspect})
+    return entry.fn(picked, np.zeros(len(picked)), gt_end, params, env)
 
 
 def result(metric: CheckResult, extra: dict[str, bool] | None = None, evidence: dict[str, Any] | None = None,

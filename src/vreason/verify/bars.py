@@ -7,7 +7,8 @@ them). Their heights (box heights, normalised to the frame height) are read left
 exactly ``n_bars`` bars, their heights follow ``order`` (a neighbour may be lower by at most half of ``height_tol``,
 for equal bars and codec edges) and, when ``expected_heights`` are given, each bar is within ``height_tol`` of its
 expected height (no bar was stretched to fake the order). Score = fraction of neighbour pairs in order (0 with the
-wrong count). No OCR: the backend is the colour segmenter.
+wrong count). No OCR: the backend is the colour segmenter. The picture is cut out of letterbox bars knowing its
+aspect (the reference image's, or the ``aspect`` option): bars on a black ground keep the empty rows above them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ MIN_HEIGHT = 0.02
 
 @register_check("bars", frames="last")
 def check_bars(frames, times, gt_end, params: BarsParams, env: CheckEnv) -> CheckResult:
-    frame, bad = ocrmod.last_frame(frames)
+    frame, bad = ocrmod.last_frame(frames, ocrmod.picture_aspect(gt_end, env.options))
     if frame is None:
         return CheckResult(False, 0.0, bad, backend=colour.BACKEND)
     h, w = frame.shape[:2]

@@ -166,17 +166,39 @@ def content_box(frames: Sequence[np.ndarray], *, samples: int = SAMPLES, tol: in
                 aspect: float | None = None) -> tuple[int, int, int, int] | None:
     """(x0, y0, x1, y1) of the picture inside letterbox/pillarbox bars of any colour (the module's rule),
     or None when there are none (or the frames cannot be read). ``aspect``: the picture's width / height when
-    known; with no bar seen, :func:`aspect_box` is tried."""
+    known; with no bar seen, :func:`aspect_box` is tried; and a box found not of that aspect is not the picture —
+    a dark band on one side is the picture's own ground: a bar chart on black, whose empty rows above the bars
+    were cut off as a letterbox, read its bars' heights against the cropped picture (the tallest 0.70 of the frame
+    read 0.85). A box is kept when it is of that aspect and centred (letterbox, pillarbox and window bars are);
+    else a frame of the picture's aspect has no bars and another takes :func:`aspect_box` when it finds one (the
+    found box otherwise)."""
     got = _found(frames, samples, tol)
     if got is None:
         return None
+    h, w = got[0], got[1]
     box = _box(*got, tol)
     if box is None and tol == BAR_TOL:
         got = _found(frames, samples, TIGHT_TOL)
         box = None if got is None else _box(*got, TIGHT_TOL)
+    if box is not None and aspect is not None:
+        x0, y0, x1, y1 = box
+        if not (_near((x1 - x0) / max(1, y1 - y0), aspect) and _paired(x0, w - x1, w) and _paired(y0, h - y1, h)):
+            # not a window of the picture's aspect centred in the frame: the bands took some of the picture's own
+            # dark ground (see above) — no bars in a frame of the picture's aspect, else the centred box of that
+            # aspect when all outside it is uniform
+            return None if _near(w / h, aspect) else (aspect_box(frames, aspect, samples=samples) or box)
     if box is None and aspect is not None:
         box = aspect_box(frames, aspect, samples=samples)
     return box
+
+
+def _near(a: float, aspect: float) -> bool:
+    return abs(a - aspect) <= ASPECT_SLACK * aspect
+
+
+def _paired(a: int, b: int, size: int) -> bool:
+    """Two opposite bars of one window: the same width within 2 px + 2% of the side."""
+    return abs(a - b) <= 2 + 0.02 * size
 
 
 ASPECT_SLACK = 0.02
@@ -236,7 +258,7 @@ def _box(h: int, w: int, found: dict, tol: int) -> tuple[int, int, int, int] | N
                 bars[side] = band.width
                 continue
             ob, oshares = found[other]
-            paired = (ob.width >= MIN_BAR and abs(ob.width - band.width) <= 2 + 0.02 * n
+            paired = (ob.width >= MIN_BAR and _paired(ob.width, band.width, n)
                       and max(abs(x - y) for x, y in zip(band.colour, ob.colour, strict=True)) <= tol)
             if paired and _edged(shares, band.width) and _edged(oshares, ob.width):
                 bars[side] = band.width
