@@ -114,6 +114,16 @@ def one_of(case: str, cases: tuple[str, ...] | list[str], salt: str) -> list:
     return [] if keep else [pytest.mark.slow]
 
 
+def one_case(values, salt: str, ids: list[str] | None = None) -> list:
+    """``pytest.param`` of each of ``values`` (a tuple per case when the test takes several arguments), all marked
+    slow (``make test-all``) but the one the run's seed draws (:func:`one_of`): a test whose cases repeat one
+    check on other inputs — more random draws, other families or rates, seeds that once failed — runs one of
+    them in ``make test``, each over runs. ``ids``: the cases' ids (default: the values joined by "-")."""
+    cases = [v if isinstance(v, tuple) else (v,) for v in values]
+    names = ids or ["-".join(str(x) for x in c) for c in cases]
+    return [pytest.param(*c, id=n, marks=one_of(n, names, salt)) for c, n in zip(cases, names, strict=True)]
+
+
 def pytest_report_header(config: pytest.Config) -> str:
     mode = ("full matrix" if os.environ.get("VREASON_ADV_FULL") == "1"
             else "sampled (≤ 3 variants per family, one difficulty each)")

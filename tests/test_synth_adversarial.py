@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from conftest import one_case
 from vreason.synth.adversary import load_variants, run_variant
 from vreason.synth.base import DIFFICULTIES
 from vreason.synth.suite import FAMILY_MODULES
@@ -160,7 +161,7 @@ def test_a_connect_jump_to_the_final_picture_and_back_fails(tmp_path):
     assert out.ok and not out.passed and "shrinks" in (out.reason or ""), out.reason
 
 
-@pytest.mark.parametrize("seed", [411315681, 578348630])
+@pytest.mark.parametrize("seed", one_case([411315681, 578348630], "bright-connect"))
 def test_a_brightened_connect_video_is_explained(tmp_path, seed):
     """Connect's honest +15% exposure (hard): 14 of 18 such videos failed. Its white board clips, and H.264 puts the
     clipped white at 252–253, which the exposure fit took for a level (255 → 253) and fitted a gain of 0.94–0.96:
@@ -248,7 +249,7 @@ def test_a_pile_coin_nudged_in_one_jump_and_held_is_not_explained(tmp_path):
     assert out.ok and not out.passed and "pile coin rests 5.0 px off its place" in (out.reason or ""), out.reason
 
 
-@pytest.mark.parametrize("seed", [52493083, 52493089])
+@pytest.mark.parametrize("seed", one_case([52493083, 52493089], "blue-ball"))
 def test_a_brightened_hue_turned_blue_ball_clipped_in_blue_is_the_start(tmp_path, seed):
     """Gravity's honest "brighter 15%, hue +6°" with a blue ball (30, 80, 225) at hard: the page clips in every
     channel and the ball's blue clips at 255, so the per-channel exposure fit has the dark floor alone in blue and
@@ -271,7 +272,7 @@ def test_a_darkened_sorting_video_keeps_a_lifted_bar_off_the_shelf(tmp_path, see
     assert score.passed, (score.evidence.details.get("reason") if score.evidence else score.reason, seed)
 
 
-@pytest.mark.parametrize("seed", [5018, 5028, 637579840])
+@pytest.mark.parametrize("seed", one_case([5018, 5028, 637579840], "toolqa-lag"))
 def test_a_half_size_toolqa_video_keeps_a_moving_tool_s_codec_lag(tmp_path, seed):
     """Tool QA's honest half-size video (easy): a P-frame left the carried tool's leading edge 2-3 px behind the
     parsed place for one frame, 32-77 px unexplained (suite seeds 5018, 5028 and 637579840, frames 35-36; 2 of 30

@@ -20,6 +20,7 @@ import cv2
 import numpy as np
 import pytest
 
+from conftest import one_case
 from vreason.core.records import Video
 from vreason.core.scoring import ScoreContext
 from vreason.synth.adversary import Clip
@@ -122,7 +123,7 @@ def free_pixels(inst, cfg: RenderConfig) -> np.ndarray:
     return out
 
 
-@pytest.mark.parametrize("draw_", range(3))
+@pytest.mark.parametrize("draw_", one_case(range(3), "faint-flat"))
 def test_a_small_faint_mark_on_a_flat_area_is_unexplained(tmp_path, draw_):
     """Random family (decoded at full size), difficulty, instance, place, shape and level (22–40 off the page),
     shown from a random frame of the second half to the end, through H.264: the video fails on its scene."""
@@ -172,7 +173,7 @@ def settled_place(frames: list[np.ndarray], r: np.random.Generator) -> tuple[tup
     return (int(xs[j]), int(ys[j])), int(settled[ys[j], xs[j]])
 
 
-@pytest.mark.parametrize("draw_", range(3))
+@pytest.mark.parametrize("draw_", one_case(range(3), "rest-mark"))
 def test_a_small_mark_on_what_came_to_rest_is_unexplained(tmp_path, draw_):
     """Random family whose oracle moves or paints things, instance and place on the face of what it changed; a dot
     (radius 2–3) 26–45 levels off that face from 5–7 frames after the place last changed to the end."""
@@ -197,7 +198,7 @@ def test_a_small_mark_on_what_came_to_rest_is_unexplained(tmp_path, draw_):
     assert "scene" in str(details.get("reason")), (fam, details.get("reason"))  # failed for what it shows
 
 
-@pytest.mark.parametrize("draw_", range(2))
+@pytest.mark.parametrize("draw_", one_case(range(2), "dot-page"))
 def test_a_small_dot_of_another_colour_on_a_flat_page_is_unexplained(tmp_path, draw_):
     """A 13-px dot whose luma stays within 8 levels of the page but whose Cr or Cb moves 28–45 levels (a yellow dot
     at 0.31 on white: luma 14, Cb 36 — tool QA, seed 2210) on a flat, unchanging page: the 4×4-averaged chroma of

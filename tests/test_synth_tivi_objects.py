@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from conftest import by_difficulty
+from conftest import by_difficulty, one_case
 from vreason.judge.base import ImagePart, JudgeRequest, TextPart
 from vreason.synth.adversary_honest import cut
 from vreason.synth.base import RenderConfig
@@ -99,7 +99,7 @@ def test_suite_answerer_says_it_does_not_know():
     assert no_frames.text == "I don't know."
 
 
-@pytest.mark.parametrize("difficulty", ["easy", "medium", "hard"])
+@pytest.mark.parametrize("difficulty", one_case(["easy", "medium", "hard"], "graph-cut"))
 def test_graph_token_cut_as_it_arrives_fails_and_rested_passes(difficulty):
     """The end state holds over the suite's end window (draw.END_HOLD_S) in graph too: TiViBench's holds_goal reads
     two of 16 samples, and the oracle cut at the frame where the token reaches the node (a few px short of it)

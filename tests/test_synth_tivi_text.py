@@ -6,6 +6,7 @@ renderings are in tests/test_synth_adversarial.py (vreason.synth.families.<famil
 import numpy as np
 import pytest
 
+from conftest import one_case
 from vreason.synth.adversary import Clip, score_clip
 from vreason.synth.base import DIFFICULTIES, RenderConfig
 from vreason.synth.suite import get_family, make_instance
@@ -125,7 +126,8 @@ JUMPS = [("arithmetic", "easy", 2, 187208523), ("numseq", "easy", 2, 33090419), 
          ("numseq", "easy", 0, 761904750)]
 
 
-@pytest.mark.parametrize("family,difficulty,index,case_seed", JUMPS, ids=[f"{j[0]}-{j[3]}" for j in JUMPS])
+@pytest.mark.parametrize("family,difficulty,index,case_seed",
+                         one_case(JUMPS, "fade-jump", [f"{j[0]}-{j[3]}" for j in JUMPS]))
 def test_a_jump_while_the_answer_fades_in_fails(tmp_path, family, difficulty, index, case_seed):
     """P2 ``jump``: 2–5 frames from elsewhere in the video (or the final picture) while the answer is still fading
     in. Through H.264 each of these passed: the answer shown whole for a few frames, then back to its fade, never

@@ -9,6 +9,7 @@ import functools
 import numpy as np
 import pytest
 
+from conftest import one_case
 from vreason.synth import draw
 from vreason.synth.base import RenderConfig
 from vreason.synth.suite import get_family, make_instance
@@ -48,7 +49,7 @@ def test_maze_stop_motion_hops_fail_at_any_length(hold):
     assert res.evidence["checks"]["no_teleport"] is False
 
 
-@pytest.mark.parametrize("fps,speed", [(8, 1), (8, 2), (16, 2), (24, 1), (60, 2)])
+@pytest.mark.parametrize("fps,speed", one_case([(8, 1), (8, 2), (16, 2), (24, 1), (60, 2)], "maze-rates"))
 def test_maze_honest_walk_passes_at_other_rates_and_speeds(fps, speed):
     from vreason.synth.families.maze.family import _positions
 

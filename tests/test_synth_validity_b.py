@@ -10,7 +10,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import by_difficulty
+from conftest import by_difficulty, one_case
 from vreason.synth import frametools as ft
 from vreason.synth.adversary_replay import exposure, hue_shift, letterbox, shake
 from vreason.synth.base import RenderConfig
@@ -97,7 +97,8 @@ def test_sequence_other_card_changing_colour_fails():
     assert not res.passed and res.score == 0.5
 
 
-@pytest.mark.parametrize("seed", [204866161, int(os.environ.get("VREASON_ADV_SEED", "1"))])  # the run's printed seed
+@pytest.mark.parametrize("seed", one_case([204866161, int(os.environ.get("VREASON_ADV_SEED", "1"))],  # and the run's
+                                          "card-recolour"))  # printed seed
 def test_sequence_any_card_recoloured_to_any_palette_colour_fails_under_an_exposure_and_hue_camera(seed):
     """Every palette colour on another card fails, even when the scene's few saturated objects make a global hue
     correction absorb part of it (seed 204866161: green → teal beside one other green card passed before);
@@ -119,7 +120,8 @@ def test_sequence_any_card_recoloured_to_any_palette_colour_fails_under_an_expos
         assert res.evidence["recoloured_cards"] or res.evidence["changed_px"] > 0, (seed, colour)
 
 
-@pytest.mark.parametrize("seed", [9, 19, int(os.environ.get("VREASON_ADV_SEED", "1"))])  # 9, 19: passed before
+@pytest.mark.parametrize("seed", one_case([9, 19, int(os.environ.get("VREASON_ADV_SEED", "1"))],  # 9, 19: passed
+                                          "card-shape"))  # before
 def test_sequence_any_card_given_another_shape_or_count_fails_and_is_parsed_as_that_state(seed):
     """Another card shows any other shape (same count) or one more/fewer item: its content parses as that state
     (seeds 9 and 19: three/four small shapes changed passed the 2-px excess check before); the same scene
@@ -265,7 +267,7 @@ def _sliding_glide(i, cut: int | None = None, jump_at: float | None = None):
     return fr[:k] + [fr[-1]] * (len(fr) - k)
 
 
-@pytest.mark.parametrize("difficulty", ["easy", "medium"])
+@pytest.mark.parametrize("difficulty", one_case(["easy", "medium"], "glide-cut"))
 def test_sliding_a_glide_cut_short_or_a_video_ending_mid_glide_fails(difficulty):
     """Principle 2: a tile that jumps from part-way to its cell in one frame does not glide; principle 3: a video
     ending while the last tile still glides has not reached (and held) the target, though its board reads so."""
@@ -280,7 +282,8 @@ def test_sliding_a_glide_cut_short_or_a_video_ending_mid_glide_fails(difficulty)
         assert not res.passed and not res.evidence["checks"]["reaches_target"], (cut, res.evidence.get("final_reading"))
 
 
-@pytest.mark.parametrize("family,difficulty", [("choice", "easy"), ("choice", "hard"), ("numseq", "medium")])
+@pytest.mark.parametrize("family,difficulty",
+                         one_case([("choice", "easy"), ("choice", "hard"), ("numseq", "medium")], "fade-cut"))
 def test_a_text_answer_cut_while_it_fades_in_is_not_held(family, difficulty):
     """Principle 3: the oracle cut in its answer's fade (from the last frame that differs visibly from the final one
     back to the fade's middle) reads as the answer — TiViBench's rule finds the outline red, OCR the digit — but it

@@ -14,6 +14,7 @@ import tempfile
 import numpy as np
 import pytest
 
+from conftest import one_case
 from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig
 from vreason.verify.explain import box_mask, changed_box, explain_video, unchanged
@@ -137,7 +138,7 @@ def portrait(frames: list[np.ndarray], colour) -> list[np.ndarray]:
     return out
 
 
-@pytest.mark.parametrize("draw", range(2))
+@pytest.mark.parametrize("draw", one_case(range(2), "portrait"))
 def test_a_portrait_frame_decoded_small_is_explained_and_a_mark_in_it_is_not(draw):
     """A 9:16 frame decoded at 360×640 holds the picture in 202.5 rows; the letterbox crop keeps whole rows (204),
     so the picture enlarged back is scaled 0.7% more in y than in x, and it is softer than the rendering (gain
@@ -286,7 +287,7 @@ def shaken(frames: list[np.ndarray], r: np.random.Generator, px: int = 2) -> lis
     return out
 
 
-@pytest.mark.parametrize("draw", range(2))
+@pytest.mark.parametrize("draw", one_case(range(2), "shaken-camera"))
 def test_a_shaken_camera_is_explained(draw):
     """A 2-px hand-held shake on every frame: each frame is aligned on its own to the first (the quarter-size ECC
     level diverges on a few shaken frames of text; :func:`vreason.verify.relative.relative` restarts from the
@@ -420,7 +421,8 @@ def test_fading_px_takes_an_alignment_closing_in_on_the_last_frame_as_no_fade_wi
     assert fading_px(frames[:3], frames[-1], shift_px=1) <= 32
 
 
-@pytest.mark.parametrize("difficulty,seed", [("easy", 143667987), ("medium", 261988366), ("medium", 24)])
+@pytest.mark.parametrize("difficulty,seed",
+                         one_case([("easy", 143667987), ("medium", 261988366), ("medium", 24)], "clipped-page"))
 def test_a_page_clipped_in_a_channel_by_the_exposure_is_held_frame_to_frame(difficulty, seed):
     """The suite's sliding puzzle brightened by 15% with a 6° hue turn, through H.264: the page's green clips at
     253–255 frame to frame, and its correction maps 253 and 254 25 levels apart (the green gain is fitted short under
@@ -438,7 +440,7 @@ def test_a_page_clipped_in_a_channel_by_the_exposure_is_held_frame_to_frame(diff
     assert score.passed, score.evidence.details.get("scene")
 
 
-@pytest.mark.parametrize("family,difficulty", [("sorting", "easy"), ("connect", "medium")])
+@pytest.mark.parametrize("family,difficulty", one_case([("sorting", "easy"), ("connect", "medium")], "hand-held"))
 def test_a_hand_held_shake_is_explained_where_the_still_part_has_no_texture_across_or_is_decoded_small(
         family, difficulty):
     """The suite's honest 2-px shake (H.264), suite seed 19065, both failing on the eighteenth session's code.

@@ -8,11 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest import one_case
 from test_verify_explain import N, camera, oracle, rng, run, scene, shaken
 from vreason.verify.explain import box_mask
 
 
-@pytest.mark.parametrize("draw", range(2))
+@pytest.mark.parametrize("draw", one_case(range(2), "turning-shake"))
 def test_a_shaken_turning_camera_is_explained_and_a_mark_under_the_shake_is_not(draw):
     """A random shake on top of a constant rotation and a slow zoom (each frame re-aligned from the interpolated
     camera plus the phase-correlation shift, ECC only when that fails); the same video with a mark from a random

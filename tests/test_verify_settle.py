@@ -13,6 +13,7 @@ import tempfile
 import numpy as np
 import pytest
 
+from conftest import one_case
 from vreason.synth.adversary_principles import Case, run_case, sample_cases
 from vreason.synth.suite import default_families
 
@@ -26,7 +27,7 @@ def test_a_flickering_sorting_video_keeps_its_bars_after_they_settle(tmp_path):
     assert out is not None and out.passed, (out.reason if out else None, out.params if out else None)
 
 
-@pytest.mark.parametrize("family", ["sorting", "sliding", "match3"])
+@pytest.mark.parametrize("family", one_case(["sorting", "sliding", "match3"], "flicker"))
 def test_honest_flicker_passes_where_things_move(tmp_path, family):
     rng = random.Random(SEED * 31 + len(family))
     case = Case("P5", family, "flicker", True, rng.choice(["easy", "medium", "hard"]), 0, rng.randrange(1 << 20),

@@ -21,12 +21,16 @@ noise): corner error from the candidates' max 14.3 / median 0.62 px to max 0.21 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 HUBER = 40.0
 SIGMA = 1.0
 MAX_STEP_PX = 12.0
-"""A refinement that moves the picture's corners more than this is not a polish (it is rejected)."""
+"""A refinement that moves the picture's corners more than this is not a polish: it is rejected, unless the
+caller's ``far`` test accepts it (:func:`vreason.verify.align.align` asks that it explain the frame clearly better
+than the candidate it started from, :data:`vreason.verify.align.FAR_GAIN`)."""
 
 
 def _solve(f: np.ndarray, r: np.ndarray, m: np.ndarray, iters: int, stride: int, stretch: float = 0.0) -> np.ndarray:
@@ -99,12 +103,13 @@ def _solve(f: np.ndarray, r: np.ndarray, m: np.ndarray, iters: int, stride: int,
 
 
 def refine_similarity(frame_g: np.ndarray, ref_g: np.ndarray, ref_to_frame: np.ndarray,
-                      stretch: float = 0.0) -> np.ndarray | None:
+                      stretch: float = 0.0, *, far: Callable[[np.ndarray], bool] | None = None) -> np.ndarray | None:
     """``ref_to_frame`` (2×3, reference pixels → frame pixels, grey float32 images of one size) refined to
     sub-pixel precision (see the module); None when the refinement diverged (moved the corners more than
     :data:`MAX_STEP_PX`) or is degenerate. ``stretch`` > 0 also fits a stretch of the frame's axes, x by 1 + e
     and y by 1 − e with |e| ≤ ``stretch`` (a letterbox crop enlarged back: :data:`vreason.verify.align.STRETCH`);
-    0 (the default) keeps the similarity."""
+    0 (the default) keeps the similarity. ``far``: called with a refinement that moved the corners farther than
+    :data:`MAX_STEP_PX`; it is kept when that returns True."""
     import cv2
 
     h, w = ref_g.shape
@@ -125,6 +130,8 @@ def refine_similarity(frame_g: np.ndarray, ref_g: np.ndarray, ref_to_frame: np.n
         m = ml.copy()
         m[:, 2] *= level
     pts = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1]], np.float64)
-    if not np.all(np.isfinite(m)) or float(np.abs(pts @ (m - ref_to_frame).T).max()) > MAX_STEP_PX:
+    if not np.all(np.isfinite(m)):
+        return None
+    if float(np.abs(pts @ (m - ref_to_frame).T).max()) > MAX_STEP_PX and (far is None or not far(m)):
         return None
     return m
