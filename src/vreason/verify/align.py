@@ -201,9 +201,9 @@ FAR_GAIN = 0.05
 """A refinement that moves the picture's corners farther than :data:`vreason.verify.refine.MAX_STEP_PX` is kept
 when the frame warped by it correlates with the reference at least this much better than by the candidate it
 started from (:func:`_score`). On a page holding one line of text, ORB's few matches gave a camera 2.8% short in
-zoom and 0.5° short in rotation (correlation 0.84), ECC locked on nothing, and Gauss–Newton from ORB's camera
+zoom and 0.8° off in rotation (correlation 0.84), ECC locked on nothing, and Gauss–Newton from ORB's camera
 found the true one (0.98) 17 px away at a corner: rejected as a divergence, the camera left a glyph 39 px
-unexplained (``tests/test_verify_scene.py``, a honest 0.66° turn and 3.7% zoom, VREASON_ADV_SEED=198598768)."""
+unexplained (``tests/test_verify_scene.py``, an honest 0.66° turn and 3.7% zoom, VREASON_ADV_SEED=198598768)."""
 
 QUICK_CORR = 0.995
 """``align(quick=True)``: a frame correlating this well with the reference unmoved, compared at half the
