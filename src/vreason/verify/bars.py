@@ -21,13 +21,14 @@ from vreason.verify import colour
 from vreason.verify import ocr as ocrmod
 from vreason.verify.annotations import BarsParams
 from vreason.verify.checks import CheckEnv, CheckResult, register_check
+from vreason.verify.letterbox import picture_aspect
 
 MIN_HEIGHT = 0.02
 
 
 @register_check("bars", frames="last")
 def check_bars(frames, times, gt_end, params: BarsParams, env: CheckEnv) -> CheckResult:
-    frame, bad = ocrmod.last_frame(frames, ocrmod.picture_aspect(gt_end, env.options))
+    frame, bad = ocrmod.last_frame(frames, picture_aspect(gt_end, env.options))
     if frame is None:
         return CheckResult(False, 0.0, bad, backend=colour.BACKEND)
     h, w = frame.shape[:2]

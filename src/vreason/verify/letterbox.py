@@ -278,3 +278,10 @@ def crop(frames: Sequence[np.ndarray], box: tuple[int, int, int, int] | None) ->
     return [np.asarray(f)[y0:y1, x0:x1] for f in frames]
 
 
+def picture_aspect(gt_end, options: dict) -> float | None:  # noqa: ANN001
+    """The task's picture aspect (width / height) a check knows: the caller's ``aspect`` option (the suite passes
+    its render's), else the reference image's, else None."""
+    if options.get("aspect"):
+        return float(options["aspect"])
+    shape = getattr(gt_end, "shape", None)
+    return float(shape[1]) / float(shape[0]) if shape is not None and len(shape) >= 2 and shape[0] else None

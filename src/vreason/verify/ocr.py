@@ -235,7 +235,7 @@ def prepare_crop(crop: np.ndarray, height: int = REC_HEIGHT) -> np.ndarray:
 def last_frame(frames, aspect: float | None = None) -> tuple[np.ndarray | None, str]:
     """The last frame as RGB uint8, cut out of letterbox bars (normalised boxes refer to the picture), or
     ``(None, why)`` when there is none or it is not an image. ``aspect``: the picture's width / height when known
-    (:func:`vreason.verify.letterbox.content_box`; :func:`picture_aspect`)."""
+    (:func:`vreason.verify.letterbox.content_box`; :func:`vreason.verify.letterbox.picture_aspect`)."""
     from vreason.verify import colour
 
     if frames is None or len(frames) == 0:
@@ -244,15 +244,6 @@ def last_frame(frames, aspect: float | None = None) -> tuple[np.ndarray | None, 
     if err:
         return None, err
     return colour.content([frames[-1]], aspect=aspect)[0], ""
-
-
-def picture_aspect(gt_end, options: dict) -> float | None:  # noqa: ANN001
-    """The task's picture aspect (width / height) a check knows: the caller's ``aspect`` option (the suite passes
-    its render's), else the reference image's, else None."""
-    if options.get("aspect"):
-        return float(options["aspect"])
-    shape = getattr(gt_end, "shape", None)
-    return float(shape[1]) / float(shape[0]) if shape is not None and len(shape) >= 2 and shape[0] else None
 
 
 def crop(frame: np.ndarray, box) -> np.ndarray:
