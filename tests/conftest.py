@@ -71,7 +71,7 @@ def opencv_samples() -> dict[str, str]:
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--adv-full", action="store_true", default=False,
                      help="run the full adversarial matrix (every variant at every difficulty) instead of the "
-                          "default sample (at most 3 variants per family, drawn by the seed, at one difficulty each)")
+                          "default sample (at most 2 variants per family, drawn by the seed, at one difficulty each)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -126,7 +126,7 @@ def one_case(values, salt: str, ids: list[str] | None = None) -> list:
 
 def pytest_report_header(config: pytest.Config) -> str:
     mode = ("full matrix" if os.environ.get("VREASON_ADV_FULL") == "1"
-            else "sampled (≤ 3 variants per family, one difficulty each)")
+            else "sampled (≤ 2 variants per family, one difficulty each)")
     seed = os.environ["VREASON_ADV_SEED"]
     threads = " VREASON_CODEC_THREADS=1" if getattr(config.option, "numprocesses", None) else ""
     return f"vreason adversarial seed: {seed} ({mode}); replay with VREASON_ADV_SEED={seed}{threads}"

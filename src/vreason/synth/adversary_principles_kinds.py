@@ -202,7 +202,10 @@ def jump(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -> Mad
 
 @kind("P2", "drop_object", honest=False)
 def drop_object(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator) -> Made:
-    """An object painted over with what surrounds it for 1–3 frames in the middle of the video."""
+    """An object painted over with what surrounds it for 1–3 frames in the middle of the video. The object is
+    shown in the frame before the window (painting it over there changes it as :func:`ops.differs` counts): an
+    object that first shows in the window is not dropped but shown later — a digit fading in from frame 19, painted
+    over there, is a fade that starts a frame later, a legal video (sudoku, ``VREASON_ADV_SEED=818863493``)."""
     frames = list(inst.solution)
     n, length = len(frames), int(rng.integers(1, 4))
     s = _middle_window(n, length, rng)
@@ -212,18 +215,23 @@ def drop_object(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator)
         raise NotApplicable("no object")
     o = objs[int(rng.integers(len(objs)))]
     grow = ops.dilate(o.mask, 6)
-    out = list(frames)
-    for i in range(s, s + length):
-        cur = [p for p in ops.objects(frames[i], sc.bg, min_area=10, max_frac=0.5) if (p.mask & grow).any()]
-        if not cur:
-            continue
-        m = ops.dilate(np.logical_or.reduce([p.mask for p in cur]), 1)
-        g = frames[i].copy()
-        g[m] = ops.ring_colour(frames[i], m)
-        out[i] = g
+    if not ops.differs([_paint_over(frames[s - 1], grow, sc.bg)], frames[s - 1:s]):
+        raise NotApplicable("the object first shows in the window: dropping it there shows it later")
+    out = frames[:s] + [_paint_over(f, grow, sc.bg) for f in frames[s:s + length]] + frames[s + length:]
     if not ops.differs(out[s:s + length], frames[s:s + length]):
         raise NotApplicable("nothing dropped")
     return Made(Clip(out, _fps(cfg)), {"window": [s, length], "object_box": list(o.box)})
+
+
+def _paint_over(frame: np.ndarray, grow: np.ndarray, bg: np.ndarray) -> np.ndarray:
+    """``frame`` with its objects that reach into ``grow`` painted over with the colour around them."""
+    cur = [p for p in ops.objects(frame, bg, min_area=10, max_frac=0.5) if (p.mask & grow).any()]
+    if not cur:
+        return frame
+    m = ops.dilate(np.logical_or.reduce([p.mask for p in cur]), 1)
+    g = frame.copy()
+    g[m] = ops.ring_colour(frame, m)
+    return g
 
 
 @kind("P2", "blank_frame", honest=False)

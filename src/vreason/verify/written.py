@@ -12,9 +12,10 @@ dropped for a frame, an answer shown and taken back — unless some changed pixe
 it (a shaking camera moves the strokes). The two levels are apart (hysteresis), so a fade or a codec's flicker
 around one level does not count. An answer is also not shown and taken back while it fades in, under those two
 levels: each free pixel's *ink level* (how far it lies outside the start image's range) is held at the highest it
-showed in two frames in a row (or in a connected change of over ``MAX_BLOB`` px), and a frame where a connected
-patch of over ``MAX_BLOB`` px fell more than :data:`FADED` levels below its held level, with no pixel within
-:data:`SHIFT_PX` still that dark, lost part of what it showed.
+showed in two frames in a row (or, above :data:`SHOWN` levels, in one frame as part of a connected patch of over
+``MAX_BLOB`` px), and a frame where a connected patch of over ``MAX_BLOB`` px fell more than :data:`FADED` levels
+below its held level — or, held above ``SHOWN``, back within :data:`GONE` levels of the start image — with no pixel
+within :data:`SHIFT_PX` still that dark, lost part of what it showed.
 
 The start image's own ink and its 3-px surround are not tracked so; there, and
 everywhere in the free regions, nothing comes and goes: a connected patch of over that many px of a frame whose
@@ -48,11 +49,19 @@ compared with the range of the start image within this many px of it (so the edg
 free region never read as written), and a written pixel with a changed pixel this close is not lost."""
 FADED = CHANGED - RETURNED
 """A free pixel whose ink (its distance outside the start image's range) fell this far below the level it once
-held — in two frames in a row, or in a connected change over ``max_blob`` px — with no pixel within
-:data:`SHIFT_PX` still that dark, lost part of the answer: the same hysteresis as :data:`CHANGED` /
+held — in two frames in a row, or in one frame as part of a patch over ``max_blob`` px above :data:`SHOWN` — with
+no pixel within :data:`SHIFT_PX` still that dark, lost part of the answer: the same hysteresis as :data:`CHANGED` /
 :data:`RETURNED`, at every level, so an answer fading in cannot be shown whole (or taken away) for a few frames
 and go back to its fade (the written families' P2 ``jump``, suite seed 5, case seeds 187208523,
 33090419, 865640924, 761904750)."""
+SHOWN = 30
+"""Ink this far outside the start image's range, in one frame as part of a connected patch of over ``max_blob`` px,
+is shown: its level is held (a digit's first fade steps, at 43–60 levels, painted over for 1–2 frames and back at
+72–214 were explained, sudoku and arithmetic, suite seed 5). The codec's specks are smaller; the suite's honest
+fades only add ink."""
+GONE = 10
+"""Shown ink (over :data:`SHOWN`) back within this many levels of the start image's range, with no pixel within
+:data:`SHIFT_PX` darker, is gone even where its fall is under :data:`FADED`."""
 FLICKER_FRAMES = 5
 """The longest run of frames a patch may be seen gone (or changed) before it comes back and still count as taken
 away and drawn back: the principle tests' drops and blank frames last 1–3 frames, their jumps (to the first frame:
@@ -110,7 +119,8 @@ class WrittenKept:
         if area > self.max_blob:
             return (f"{area} px of what was written at {[x0 + x, y0 + y, x0 + x + w, y0 + y + h]} are gone (a "
                     "written answer stays)")
-        faded = self.level - cv2.dilate(out, k) > FADED  # no pixel this dark within SHIFT_PX any more
+        near = cv2.dilate(out, k)  # the darkest ink within SHIFT_PX
+        faded = (self.level - near > FADED) | ((self.level > SHOWN) & (near <= GONE))
         area, (x, y, w, h) = largest_component(faded)
         if area > self.max_blob:
             drop = int(np.median((self.level - out)[faded]))
@@ -170,12 +180,17 @@ class WrittenKept:
 
         before = self._seen is not None and self._seen[0] < i
         steady = changed & self._seen[1] if before else np.zeros_like(changed)
-        n, lab, stats, _ = cv2.connectedComponentsWithStats(changed.astype(np.uint8), connectivity=8)
-        big = np.isin(lab, np.nonzero(stats[1:, cv2.CC_STAT_AREA] > self.max_blob)[0] + 1)
-        self.written |= steady | big
+        self.written |= steady | self._patches(changed)
         held = np.minimum(out, self._seen[2]) if before else np.zeros_like(out)
-        np.maximum(self.level, np.where(big, out, held), out=self.level)
+        np.maximum(self.level, np.where(self._patches(out > SHOWN), out, held), out=self.level)
         self._seen = (i, changed, out)
+
+    def _patches(self, mask: np.ndarray) -> np.ndarray:
+        """The pixels of ``mask``'s connected patches of over ``max_blob`` px."""
+        import cv2
+
+        n, lab, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), connectivity=8)
+        return np.isin(lab, np.nonzero(stats[1:, cv2.CC_STAT_AREA] > self.max_blob)[0] + 1)
 
 
 def written_scene(start: np.ndarray, free: np.ndarray, final: np.ndarray | None = None) -> Any:
