@@ -109,6 +109,23 @@ def test_without_ocr_the_suite_scores_unscored(tmp_path, monkeypatch):
     assert s.status.value == "ok" and s.passed
 
 
+def test_a_number_written_with_a_leading_zero_is_not_the_answer():
+    """Principle 4, a written answer is one numeral: the "?" card filled with the answer behind a "0" (a copy of the
+    answer's "0" pasted left of it read "030", equal in value — TiViBench's rule takes it; VREASON_ADV_SEED=818863493)
+    fails ``one_value``, the answer as written passes, and the evidence shows the read."""
+    pytest.importorskip("rapidocr")
+    fam = get_family("numseq")
+    inst = make_instance("numseq", "easy", 0, SEED, CFG)
+    st = inst.state
+    right = fam.verify(fam.solve(st, CFG, CFG.n_frames), st, CFG)
+    assert right.passed and right.evidence["checks"]["one_value"], right.evidence
+    padded = {i: "0" + str(st["values"][i]) for i in st["missing"]}
+    res = fam.verify(fam.solve(st, CFG, CFG.n_frames, padded), st, CFG)
+    assert not res.passed and not res.evidence["checks"]["one_value"], res.evidence
+    assert res.evidence["checks"]["answer"], res.evidence  # the released rule's value match alone would pass it
+    assert any(r.startswith("0") for r in res.evidence["read"]["read"]), res.evidence["read"]
+
+
 def test_a_slow_zoom_is_not_an_answer_still_fading(tmp_path):
     """An easy arithmetic oracle under an honest 4.6% zoom (P5 ``zoom``, case seed 3415770, index 2). The held
     window's frames, measured against the last one, moved towards it frame after frame (the zoom), and aligned onto

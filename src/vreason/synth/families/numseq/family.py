@@ -134,4 +134,13 @@ class Numseq(TaskFamily):
         return written_scene(start, free, render(state, cfg, answers))
 
     def verify(self, frames, state, cfg: RenderConfig, times=None) -> VerifyResult:
-        return tt.verify_by_check(frames, state, cfg, times, family=self)
+        def written_as_numbers(frame, res) -> tuple[dict[str, bool], dict[str, Any]]:
+            from vreason.verify.math_answer import same_text
+
+            # each answer is the number as written: TiViBench's check takes any text of equal value ("030" for 30:
+            # a copy of the answer's "0" pasted left of it, VREASON_ADV_SEED=818863493); the suite asks for the numeral
+            read = (res.details or {}).get("read", [])
+            return ({"one_value": all(i < len(read) and same_text(read[i], str(state["values"][i]))
+                                      for i in state["missing"])}, {})
+
+        return tt.verify_by_check(frames, state, cfg, times, extra=written_as_numbers, family=self)
