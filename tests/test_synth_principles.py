@@ -57,8 +57,6 @@ SOMETIMES: dict[tuple[str, str], str] = {
                    'seeds 48213977, 915530261 with the scene in the verdict)'),
     ('maze', 'mark'): ('a mark fainter than ~0.3 opacity can lie below the residual floor (caught on '
                        'seeds 731942, 5170293 with the scene in the verdict)'),
-    ('numseq', 'end_early'): ('one cell fading in over 2.2 s (easy), cut late: 14-20 levels in the last 0.35 s, '
-                              'under the fade test (2 of 10 draws, eighth session)'),
     ('numseq', 'ghost'): 'wrong on 2/2 draws',
     ('numseq', 'mark'): 'wrong on 2/2 draws',
     ('numseq', 'recolour'): ('a digit recoloured grey-green at 0.72 (149, 182, 134): low chroma, thin strokes '

@@ -29,7 +29,7 @@ from vreason.synth.adversary_principles_ops import scene
 from vreason.synth.base import RenderConfig
 from vreason.synth.scorer import SynthVerifierScorer
 from vreason.synth.suite import make_instance, make_sample
-from vreason.verify.frame_check import CODEC_EDGE_PX, CODEC_RING
+from vreason.verify.frame_check import CODEC_EDGE_PX, CODEC_RING, FIRST_EDGE_LEVEL, _edge_band
 from vreason.verify.residual import FLAT_RING
 
 SEED = int(os.environ.get("VREASON_ADV_SEED", "20261207"))
@@ -216,9 +216,14 @@ def test_a_small_dot_of_another_colour_on_a_flat_page_is_unexplained(tmp_path, d
     # VREASON_ADV_SEED=855846782): a listed gap
     # Symmetry is left out, a listed gap: a pale yellow dot on its white page (Cb 28-33 off) passed 2 of about 25
     # symmetry draws (VREASON_ADV_SEED=846697972 and 891872976; the chroma band reached 10.8 but its flat colour
-    # there is cut short, and what is left never reaches the high level)
+    # there is cut short, and what is left never reaches the high level). The first frame's strong edges count as
+    # colour too: the temporal rules leave the band beside them (``frame_check.FIRST_EDGE_LEVEL``) to the rendering
+    # residual, and the chroma rule's flat colour keeps its rings from that band — a pale yellow dot 17 px from an
+    # odd-one-out triangle was judged on 8 of its pixels and passed (VREASON_ADV_SEED=24672630, on 1e06385 too):
+    # the edge-band class of docs/suite_validity.md, not this rule's scope
     fam, diff, seed, inst, at = draw_instance(r, COLOUR_DOT, lambda inst: flat_place(
-        inst.solution[0], scene(inst.solution).changed | free_pixels(inst, cfg), r, CODEC_RING + FLAT_RING + 2))
+        inst.solution[0], scene(inst.solution).changed | free_pixels(inst, cfg)
+        | _edge_band(inst.solution[0], FIRST_EDGE_LEVEL), r, CODEC_RING + FLAT_RING + 2))
     sc = scene(inst.solution)
     m = np.zeros(sc.frames[0].shape[:2], np.uint8)
     cv2.circle(m, at, 2, 1, -1)

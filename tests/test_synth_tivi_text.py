@@ -126,12 +126,33 @@ def test_a_number_written_with_a_leading_zero_is_not_the_answer():
     assert any(r.startswith("0") for r in res.evidence["read"]["read"]), res.evidence["read"]
 
 
+@pytest.mark.parametrize("difficulty", one_case(["easy", "medium", "hard"], salt="ink-growth"))
+def test_an_answer_still_darkening_in_the_held_window_is_not_held(difficulty):
+    """Principle 3, the end state is reached and held: numseq's answers fade in slowly (easy: over 2.2 s), and a
+    video cut two frames after the last one that differs visibly from the final picture (over 40 levels) reads
+    right, changes too little in the last 0.15 s to count as changed and too little per 4×4 block to count as
+    fading — but its answer's ink still grows at every step of the last 0.35 s (by 5–12%; bench seed 28301's
+    ``end_early`` at easy, cut at frame 29, passed). ``held`` fails it (``frametools.end_ink_growth``); the whole
+    oracle holds."""
+    pytest.importorskip("rapidocr")
+    fam = get_family("numseq")
+    inst = make_instance("numseq", difficulty, 0, SEED, CFG)
+    sol = list(inst.solution)
+    assert fam.verify(sol, inst.state, CFG).passed
+    visible = [j for j, f in enumerate(sol) if int((np.abs(f.astype(int) - sol[-1]).max(axis=2) > 40).sum()) >= 40]
+    end = visible[-1] + 2
+    res = fam.verify(sol[:end + 1], inst.state, CFG)
+    assert res.evidence["checks"]["answer"], res.evidence  # read as the answer
+    assert not res.passed and not res.evidence["checks"]["held"], res.evidence
+    assert res.evidence["hold_growing"]["share"] > 0.03, res.evidence
+
+
 def test_a_slow_zoom_is_not_an_answer_still_fading(tmp_path):
     """An easy arithmetic oracle under an honest 4.6% zoom (P5 ``zoom``, case seed 3415770, index 2). The held
     window's frames, measured against the last one, moved towards it frame after frame (the zoom), and aligned onto
     it by the frame-to-frame search they still did: on the white page with one line of text that search missed
     the zoom, and 112 px read as "still fading" from frame 58 (``held`` failed). The full similarity search
-    against the last frame is now a candidate too (``frametools._onto_last``): held."""
+    against the last frame is now a candidate too (``end_hold._onto_last``): held."""
     from vreason.synth.adversary_principles import Case, run_case
 
     out = run_case(Case("P5", "arithmetic", "zoom", True, "easy", 2, 5, 3415770), str(tmp_path))
@@ -194,7 +215,7 @@ def test_choice_a_slow_zoom_closing_in_on_the_last_frame_is_held(tmp_path):
     """An honest 4.4% zoom (P5 `zoom`, hard, case seed 1736827138): the held window's frames aligned onto the last one
     by the nearest similarity leave the red outline's edge blocks a fraction of a pixel off, less in each later
     frame — 112 px "still fading" on the eighteenth session's code. Compared shift-tolerant (quarter-pixel shifts up
-    to 1 px, ``frametools.ALIGNED_SHIFT_PX``), it is held."""
+    to 1 px, ``end_hold.ALIGNED_SHIFT_PX``), it is held."""
     from vreason.synth.adversary_principles import run_case, sample_cases
 
     case = next(c for c in sample_cases(["choice"], 19069, per_kind=3, index=0, principles=("P1", "P5"))

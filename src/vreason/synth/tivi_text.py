@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from vreason.synth import draw
+from vreason.synth import end_hold as eh
 from vreason.synth import frametools as ft
 from vreason.synth.base import RenderConfig, VerifyResult, frame_times
 
@@ -104,7 +105,7 @@ Extra = Callable[[np.ndarray, Any], tuple[dict[str, bool], dict[str, Any]]]
 
 ANSWER_HOLD_S = 0.35
 """How long the written or marked answer must stand without fading at the end of a text family's video (its scene's
-``held`` check, :func:`frametools.end_fade`; the picture itself must not change over the suite's 0.15 s, and the
+``held`` check, :func:`end_hold.end_fade`; the picture itself must not change over the suite's 0.15 s, and the
 TiViBench read stays on the last frame and the one 0.15 s before). A video cut while the answer still fades in
 reads as the answer (a 40% red outline is red to TiViBench's rule; OCR reads a 9 showing through a fading "?") and
 changes too little in 0.15 s to be seen, but 20–60% of its contrast in 0.35 s. The suite's oracles hold their
@@ -172,13 +173,18 @@ def verify_by_check(frames: list[np.ndarray], state: dict[str, Any], cfg: Render
     else:
         checks["held"] = bool(last.passed)
     if family is not None and family.scene_check and checks["held"]:  # the window shows one picture
-        moved = ft.end_changes(frames, t)
-        early, fade = ft.end_fade(frames, t, ANSWER_HOLD_S, _answer_region(family, state, cfg))
-        checks["held"] = not moved and fade <= MAX_FADE_PX
+        moved = eh.end_changes(frames, t)
+        region = _answer_region(family, state, cfg)
+        early, fade = eh.end_fade(frames, t, ANSWER_HOLD_S, region)
+        growth = (eh.end_ink_growth(frames, t, ANSWER_HOLD_S, region)
+                  if region is not None and region.shape == frames[-1].shape[:2] else 0.0)
+        checks["held"] = not moved and fade <= MAX_FADE_PX and growth <= eh.MAX_INK_GROWTH
         if moved:
             ev["hold_changed"] = {"frames": [j for j, _ in moved][:10], "largest_blob": max(b for _, b in moved)}
         if fade > MAX_FADE_PX:
             ev["hold_fading"] = {"from_frame": early, "px": fade}
+        if growth > eh.MAX_INK_GROWTH:
+            ev["hold_growing"] = {"from_frame": early, "share": round(growth, 4)}
     if extra is not None:
         more, more_ev = extra(frames[-1], last)
         checks.update(more)

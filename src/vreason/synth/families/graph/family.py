@@ -231,6 +231,7 @@ class Graph(TaskFamily):
                times: Sequence[float] | None = None) -> VerifyResult:
         from vreason.synth import frametools as ft
         from vreason.synth.base import frame_times
+        from vreason.synth.end_hold import end_changes
         from vreason.verify.colour import content, find, named_spec
         from vreason.verify.tracking import uniform_indices
 
@@ -251,7 +252,7 @@ class Graph(TaskFamily):
             # the token rests at the destination over the suite's end window (draw.END_HOLD_S), as the other
             # families' end states: TiViBench's holds_goal reads two of 16 samples, and a video cut as the token
             # arrives passed it (P3 end_early, case seed 2082167906: 5 px short of the node in the last frame)
-            moved = [j for j, _ in ft.end_changes(prepared, frame_times(len(prepared), cfg, times))]
+            moved = [j for j, _ in end_changes(prepared, frame_times(len(prepared), cfg, times))]
             checks["held"] = not moved
             if moved:
                 evidence["hold_changed"] = moved[:10]

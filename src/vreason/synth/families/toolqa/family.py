@@ -219,6 +219,7 @@ class ToolQa(TaskFamily):
                times: Sequence[float] | None = None) -> VerifyResult:
         from vreason.synth import frametools as ft
         from vreason.synth.base import frame_times
+        from vreason.synth.end_hold import end_changes
 
         bad = tc.unusable(frames)
         if bad:
@@ -233,7 +234,7 @@ class ToolQa(TaskFamily):
         scene_check: dict[str, bool] = {}
         scene_ev: dict[str, Any] = {}
         ft.explain_check(self, prepared, t, state, cfg, scene_check, scene_ev)
-        moved = [j for j, _ in ft.end_changes(prepared, t)] if self.scene_check else []
+        moved = [j for j, _ in end_changes(prepared, t)] if self.scene_check else []
         if moved:  # the end state holds over the suite's end window (draw.END_HOLD_S), as the other families'
             scene_check["held"] = False
             scene_ev["hold_changed"] = moved[:10]
