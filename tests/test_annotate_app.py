@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from _serve import serve
+from conftest import SMALL_SYNTH
 from vreason.cli.main import app as cli
 from vreason.core.records import Video
 from vreason.human.app import make_app
@@ -25,7 +26,7 @@ DIMS = ["quality", "physics"]
 
 
 def synth_run(path: str, models=("oracle", "static", "shortcut"), difficulties=("easy", "medium")) -> str:
-    opts = {"per_task": 1, "families": ["maze"], "difficulties": list(difficulties)}
+    opts = {"per_task": 1, "families": ["maze"], "difficulties": list(difficulties), **SMALL_SYNTH}
     Runner(RunConfig(protocol="synth", run_dir=path, models=list(models), options=opts, workers=1,
                      aggregate=False)).run()
     return path

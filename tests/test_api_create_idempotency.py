@@ -17,6 +17,7 @@ from collections import Counter
 import pytest
 import yaml
 
+from conftest import SMALL_SYNTH, SMALL_SYNTH_ARGS
 from vreason.core.records import VideoStatus
 from vreason.generate.job_ledger import JobLedger, ledger_totals
 from vreason.runner.run import RunConfig, Runner
@@ -24,7 +25,7 @@ from vreason.store import RunStore
 from vreason.testing.fake_video_api import FakeVideoAPI
 
 KEY = "sk-fake-SECRET-idem-77"
-OPTS = {"per_task": 1, "families": ["maze"]}
+OPTS = {"per_task": 1, "families": ["maze"], **SMALL_SYNTH}
 SEEDS = [0, 1, 2, 3, 4, 5]
 FAULTS = ["500", None, "drop", "stall", None, "500", "drop", None, "stall", "500"]
 
@@ -130,7 +131,7 @@ def test_veo_without_any_mechanism_keeps_the_row_unknown_and_does_not_pay_twice(
 def _cli(run_dir, spec, env, *extra):
     return subprocess.Popen([sys.executable, "-m", "vreason.cli.main", "run", "synth", "--name", "api",
                              "--runs", str(run_dir), "--models", spec, "--per-task", "1", "--opt",
-                             "families=maze", "--workers", "1", "--no-report", *extra],
+                             "families=maze", *SMALL_SYNTH_ARGS, "--workers", "1", "--no-report", *extra],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 

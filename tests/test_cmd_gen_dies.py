@@ -14,6 +14,7 @@ import time
 
 import pytest
 
+from conftest import SMALL_SYNTH_ARGS
 from vreason.core.records import VideoStatus
 from vreason.store import RunStore
 from vreason.testing.fake_video_api import tiny_mp4
@@ -51,7 +52,7 @@ def _alive(pid: int) -> bool:
 def _cli(runs, script, env):
     return subprocess.Popen([sys.executable, "-m", "vreason.cli.main", "run", "synth", "--name", "c", "--runs",
                              str(runs), "--models", f"cmd:{script}", "--seeds", "0", "--per-task", "1", "--opt",
-                             "families=maze", "--workers", "1", "--no-report"],
+                             "families=maze", *SMALL_SYNTH_ARGS, "--workers", "1", "--no-report"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 

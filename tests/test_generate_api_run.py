@@ -16,6 +16,7 @@ import time
 import pytest
 import yaml
 
+from conftest import SMALL_SYNTH, SMALL_SYNTH_ARGS
 from vreason.core.records import VideoStatus
 from vreason.generate.job_ledger import LEDGER_FILE, ledger_totals
 from vreason.generate.sora import SoraGenerator
@@ -25,7 +26,7 @@ from vreason.testing.fake_video_api import Behavior, FakeVideoAPI
 
 OPENAI_KEY = "sk-fake-SECRET-e2e-openai-55"
 GEMINI_KEY = "AIza-fake-SECRET-e2e-gemini-66"
-OPTS = {"per_task": 1, "families": ["maze"]}
+OPTS = {"per_task": 1, "families": ["maze"], **SMALL_SYNTH}
 
 
 @pytest.fixture(scope="module")
@@ -139,7 +140,7 @@ def test_dry_run_estimates_without_a_key(tmp_path, monkeypatch):
 def _cli(run_dir, spec, env):
     return subprocess.Popen([sys.executable, "-m", "vreason.cli.main", "run", "synth", "--name", "api",
                              "--runs", str(run_dir), "--models", spec, "--seeds", "0", "--per-task", "1",
-                             "--opt", "families=maze", "--workers", "1", "--no-report"],
+                             "--opt", "families=maze", *SMALL_SYNTH_ARGS, "--workers", "1", "--no-report"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 

@@ -8,6 +8,7 @@ import time
 
 import pytest
 
+from conftest import SMALL_SYNTH
 from vreason.core.records import VideoStatus
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
@@ -75,7 +76,7 @@ def test_cmd_models_generate_fail_with_reasons_and_the_run_goes_on(tmp_path, scr
     models = [f"cmd:{scripts['good']}", f"crash=cmd:{scripts['exit1']}", f"cmd:{scripts['hang']}",
               f"cmd:{scripts['garbage']}"]
     cfg = RunConfig(protocol="synth", run_dir=str(run_dir), models=models, seeds=[0],
-                    options={"per_task": 1, "families": ["maze"]}, limit=1, workers=1, gen_timeout=8.0)
+                    options={"per_task": 1, "families": ["maze"], **SMALL_SYNTH}, limit=1, workers=1, gen_timeout=8.0)
     t0 = time.monotonic()
     summary = Runner(cfg).run()
     assert time.monotonic() - t0 < 60
@@ -125,7 +126,7 @@ def test_cmd_yaml_spec_with_params_timeout_and_protocol_override(tmp_path, scrip
                     "protocols: {synth: {fps: 12}}\n")
     run_dir = tmp_path / "run"
     cfg = RunConfig(protocol="synth", run_dir=str(run_dir), models=[str(spec)], seeds=[3],
-                    options={"per_task": 1, "families": ["maze"]}, limit=1, workers=1)
+                    options={"per_task": 1, "families": ["maze"], **SMALL_SYNTH}, limit=1, workers=1)
     summary = Runner(cfg).run()
     assert summary.videos == {"ok": 1}
     with RunStore(run_dir) as st:
@@ -143,7 +144,7 @@ def test_imported_videos_win_over_generating(tmp_path, scripts):
     from vreason.frames.write import write_video
     from vreason.runner.run import make_protocol
 
-    proto = make_protocol("synth", {"per_task": 1, "families": ["maze"]}, run_dir=str(tmp_path / "x"))
+    proto = make_protocol("synth", {"per_task": 1, "families": ["maze"], **SMALL_SYNTH}, run_dir=str(tmp_path / "x"))
     sample = proto.load().samples[0]
     vids = tmp_path / "vids" / "exit1"
     vids.mkdir(parents=True)
@@ -151,7 +152,7 @@ def test_imported_videos_win_over_generating(tmp_path, scripts):
 
     write_video(str(vids / f"{sample.id}__0.mp4"), [np.zeros((64, 64, 3), np.uint8)] * 4, fps=8)
     cfg = RunConfig(protocol="synth", run_dir=str(tmp_path / "run"), models=[f"cmd:{scripts['exit1']}"],
-                    seeds=[0], options={"per_task": 1, "families": ["maze"]}, limit=1, workers=1,
+                    seeds=[0], options={"per_task": 1, "families": ["maze"], **SMALL_SYNTH}, limit=1, workers=1,
                     videos_dir=str(tmp_path / "vids"))
     summary = Runner(cfg).run()
     assert summary.videos == {"ok": 1}  # the failing command never ran: its video was imported

@@ -6,6 +6,7 @@ import sys
 
 import pytest
 
+from conftest import SMALL_SYNTH
 from vreason.core.errors import ConfigError
 from vreason.core.records import VideoStatus
 from vreason.generate.spec import generator_kinds, parse_entry, parse_models
@@ -79,7 +80,7 @@ def test_a_registered_plugin_generator_generates(tmp_path):
 
     generators.register("plugin-gen")(HangingGenerator)
     cfg = RunConfig(protocol="synth", run_dir=str(tmp_path / "r"), models=["plugin-gen"], seeds=[1],
-                    options={"per_task": 1, "families": ["maze"]}, limit=1, workers=1)
+                    options={"per_task": 1, "families": ["maze"], **SMALL_SYNTH}, limit=1, workers=1)
     try:
         summary = Runner(cfg).run()
     finally:

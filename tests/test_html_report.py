@@ -10,6 +10,7 @@ import os
 import pytest
 
 from _browser import EVIL, chromium, judged_rise_run, new_page
+from conftest import SMALL_SYNTH
 from vreason.report.build import build_report
 from vreason.report.html import script_json
 from vreason.runner.run import RunConfig, Runner, make_protocol
@@ -26,7 +27,7 @@ def _report(run_dir: str) -> str:
 @pytest.fixture(scope="module")
 def synth_index(tmp_path_factory) -> str:
     run_dir = str(tmp_path_factory.mktemp("html") / "small")
-    opts = {"per_task": 1, "families": ["maze", "gravity", "symmetry"], "difficulties": ["easy"]}
+    opts = {"per_task": 1, "families": ["maze", "gravity", "symmetry"], "difficulties": ["easy"], **SMALL_SYNTH}
     Runner(RunConfig(protocol="synth", run_dir=run_dir, models=["oracle", "static", "shortcut"], options=opts,
                      workers=1, aggregate=False)).run()
     with RunStore(run_dir, create=False) as store:

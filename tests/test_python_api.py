@@ -11,8 +11,9 @@ import textwrap
 import pandas as pd
 
 import vreason
+from conftest import SMALL_SYNTH
 
-OPTS = {"families": ["maze"], "per_task": 1, "difficulties": ["easy"]}
+OPTS = {"families": ["maze"], "per_task": 1, "difficulties": ["easy"], **SMALL_SYNTH}
 
 
 def test_evaluate_returns_tables_and_scores(tmp_path):

@@ -15,13 +15,15 @@ import time
 
 import pytest
 
+from conftest import SMALL_SYNTH
 from vreason.runner import ray_executor
 from vreason.runner.executor import Job
 from vreason.runner.ray_executor import RayExecutor, UnitLostError
 from vreason.runner.run import RunConfig, Runner
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SUITE = {"per_task": 2, "families": ["maze"], "difficulties": ["easy"]}  # the executor is under test, not the suite
+# the executor is under test, not the suite
+SUITE = {"per_task": 2, "families": ["maze"], "difficulties": ["easy"], **SMALL_SYNTH}
 MODELS = ["oracle", "static", "shortcut"]
 N_UNITS = 2 * len(MODELS)  # 2 tasks × the models, one scorer
 

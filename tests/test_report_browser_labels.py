@@ -17,6 +17,7 @@ import pytest
 from _browser import chromium, new_page
 from _pai_c_fixtures import write_dataset as write_pai_c
 from _pai_c_fixtures import write_results
+from conftest import SMALL_SYNTH
 from fixtures_rise import write_dataset, write_videos
 from test_rise_e2e import judge_script
 from vreason.protocols.rise.aggregate import LOGICAL_WEIGHTS, WEIGHTS
@@ -70,7 +71,8 @@ def pai_c_run(tmp_path_factory) -> str:
 def synth_run(tmp_path_factory) -> str:
     run_dir = str(tmp_path_factory.mktemp("synth_labels") / "small")
     Runner(RunConfig(protocol="synth", run_dir=run_dir, models=["oracle", "static"], workers=1, aggregate=False,
-                     options={"per_task": 1, "families": ["maze", "gravity"], "difficulties": ["easy"]})).run()
+                     options={"per_task": 1, "families": ["maze", "gravity"], "difficulties": ["easy"],
+                              **SMALL_SYNTH})).run()
     _report(run_dir)
     return run_dir
 

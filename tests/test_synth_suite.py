@@ -8,6 +8,7 @@ import os
 import pandas as pd
 import pytest
 
+from conftest import SMALL_SYNTH
 from vreason.core.errors import ConfigError
 from vreason.core.protocol import LoadResult
 from vreason.synth.base import RenderConfig
@@ -106,7 +107,8 @@ def test_protocol_end_to_end(tmp_path):
 
     load_builtins()
     cls = benchmarks.get("synth")
-    proto = cls(families="maze,sorting", difficulties="easy", per_task="2", seed="3", run_dir=str(tmp_path))
+    proto = cls(families="maze,sorting", difficulties="easy", per_task="2", seed="3", run_dir=str(tmp_path),
+                **SMALL_SYNTH)
     res = proto.load()
     assert not res.errors and [s.id for s in res.samples] == [
         "maze-easy-000", "maze-easy-001", "sorting-easy-000", "sorting-easy-001"]

@@ -8,6 +8,7 @@ import os
 import numpy as np
 import pytest
 
+from conftest import SMALL_SYNTH, SMALL_SYNTH_ARGS
 from vreason.frames.write import write_video
 from vreason.judge.parsers import ParseFailure
 from vreason.optimize.tpo_run import run_tpo
@@ -26,7 +27,7 @@ def _script(path, updates) -> str:
 
 def _cfg(tmp_path, judge: str, **kw) -> TpoConfig:
     base = dict(protocol="synth", model="random", optimizer=judge, run_dir=str(tmp_path / "run"),
-                options={"families": ["maze"], "per_task": 1, "difficulties": ["easy"]}, iterations=2,
+                options={"families": ["maze"], "per_task": 1, "difficulties": ["easy"], **SMALL_SYNTH}, iterations=2,
                 concurrency=1)
     base.update(kw)
     return TpoConfig(**base)
@@ -115,7 +116,7 @@ def test_cli_runs_and_exits_3_when_a_sample_stops(tmp_path):
     judge = _script(tmp_path / "s.jsonl", [{"reply": "no tags"}] * 6)
     res = CliRunner().invoke(app, ["tpo", "--protocol", "synth", "--model", "random", "--optimizer", judge,
                                    "--runs", str(tmp_path), "--name", "t", "--iterations", "1", "--opt",
-                                   'families=["maze"]', "--opt", "per_task=1", "--limit", "1"])
+                                   'families=["maze"]', "--opt", "per_task=1", *SMALL_SYNTH_ARGS, "--limit", "1"])
     assert res.exit_code == 3, res.output
     assert os.path.exists(tmp_path / "t" / "tpo" / "optimized_prompts.jsonl")
 
@@ -129,15 +130,15 @@ def test_run_with_optimised_prompts_reports_the_paired_difference(tmp_path):
     updates = [{"reply": f"<IMPROVED_VARIABLE>better prompt {i}</IMPROVED_VARIABLE>"} for i in range(4)]
     judge = _script(tmp_path / "s.jsonl", updates)
     s = run_tpo(_cfg(tmp_path, judge, iterations=1, options={"families": ["maze"], "per_task": 2,
-                                                              "difficulties": ["easy"]}))
+                                                              "difficulties": ["easy"], **SMALL_SYNTH}))
     assert s.complete == 2
     # keep only one sample's prompt: the other sample's variant video is missing, with the reason
     first = open(s.prompts_file, encoding="utf-8").readline()
     one = tmp_path / "one.jsonl"
     one.write_text(first, encoding="utf-8")
     args = ["run", "synth", "--models", "oracle,static", "--runs", str(tmp_path), "--name", "pv", "--families",
-            "maze", "--per-task", "2", "--opt", 'difficulties=["easy"]', "-j", "1", "--prompts", str(one),
-            "--prompt-variants", "default,videotpo"]
+            "maze", "--per-task", "2", "--opt", 'difficulties=["easy"]', *SMALL_SYNTH_ARGS, "-j", "1", "--prompts",
+            str(one), "--prompt-variants", "default,videotpo"]
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 3, res.output  # a variant prompt is missing for one sample
     store = RunStore(str(tmp_path / "pv"))

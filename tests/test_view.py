@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from _serve import serve
+from conftest import SMALL_SYNTH
 from vreason.cli.view_cmd import make_app
 from vreason.runner.run import RunConfig, Runner
 
@@ -17,7 +18,7 @@ from vreason.runner.run import RunConfig, Runner
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> str:
     path = str(tmp_path_factory.mktemp("view") / "v")
-    opts = {"per_task": 1, "families": ["maze", "symmetry"], "difficulties": ["easy", "medium"]}
+    opts = {"per_task": 1, "families": ["maze", "symmetry"], "difficulties": ["easy", "medium"], **SMALL_SYNTH}
     Runner(RunConfig(protocol="synth", run_dir=path, models=["oracle", "static"], options=opts, workers=1,
                      aggregate=False)).run()
     return path

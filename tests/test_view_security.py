@@ -11,6 +11,7 @@ import httpx
 import pytest
 
 from _serve import serve
+from conftest import SMALL_SYNTH
 from vreason.cli.view_cmd import COOKIE, host_name, make_app
 from vreason.runner.run import RunConfig, Runner
 from vreason.store import RunStore
@@ -22,7 +23,7 @@ SECRET = "do-not-serve-this-0123456789"
 def run_dir(tmp_path_factory) -> str:
     root = tmp_path_factory.mktemp("viewsec")
     path = str(root / "v")
-    opts = {"per_task": 1, "families": ["maze"], "difficulties": ["easy"]}
+    opts = {"per_task": 1, "families": ["maze"], "difficulties": ["easy"], **SMALL_SYNTH}
     Runner(RunConfig(protocol="synth", run_dir=path, models=["oracle"], options=opts, workers=1)).run()
     outside = root / "outside.txt"
     outside.write_text(SECRET)

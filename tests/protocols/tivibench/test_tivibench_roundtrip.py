@@ -14,6 +14,7 @@ import os
 import pandas as pd
 from typer.testing import CliRunner
 
+from conftest import SMALL_SYNTH_ARGS
 from vreason.cli.main import app
 from vreason.protocols.tivibench.data import load_tivibench
 from vreason.store import RunStore
@@ -31,7 +32,7 @@ def _run(*args: str) -> str:
 def test_export_then_run_tivibench_gives_the_synth_verdicts(tmp_path):
     runs = str(tmp_path / "runs")
     _run("run", "synth", "--runs", runs, "--name", "s", "--families", FAMILIES, "--per-task", "1",
-         "--opt", "difficulties=easy", "--models", MODELS, "--workers", "1", "--no-report")
+         "--opt", "difficulties=easy", *SMALL_SYNTH_ARGS, "--models", MODELS, "--workers", "1", "--no-report")
     out = str(tmp_path / "tivi")
     text = _run("synth", "export", out, "--format", "tivibench", "--videos-from", os.path.join(runs, "s"))
     assert "wrote 5 tasks (15 videos)" in text
