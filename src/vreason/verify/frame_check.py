@@ -356,9 +356,10 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
             box = _shift(fbox, r)
             return FrameCheck(i, False, blob, box, f"{blob} px of a flat area changed since the first frame at "
                                                    f"{list(box or ())}", temporal=True)
-    box = _shift(res.blob_box, r)
-    why = "" if ok else f"{res.largest_blob} px unexplained at {list(box or ())}"
-    return FrameCheck(i, ok, res.largest_blob, box, why)
+    blob, box, what = res.why(max_blob)
+    box = _shift(box, r)
+    why = "" if ok else f"{blob} {what} at {list(box or ())}"
+    return FrameCheck(i, ok, blob, box, why)
 
 
 def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:

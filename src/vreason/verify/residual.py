@@ -49,7 +49,12 @@ from grey text (2026-12-07). The decoded chroma is taken per pixel: averaged ove
 1-px strokes stayed under the tolerance. Those numbers are for grey scenes only (chroma within 4 of 128), as first
 written: sliding's warm page (Cb 4.3 off grey) then let a title glyph turned magenta at 0.69 pass (bench seed
 21072). As a flat colour of any hue, on fresh draws: 57 of 58 such recolours caught (45 before), 0 of 58
-unchanged frames and 0 of 120 boxed pages failed.
+unchanged frames and 0 of 120 boxed pages failed. Such colour has its own blob floor (:data:`MAX_COLOUR_BLOB`,
+8 px, two of a 4:2:0 codec's chroma blocks, not the 24 px of the other evidence): a 1–2-px stroke recoloured
+leaves 9–16 px off the flat colour after the codec halved its chroma (sudoku's "1" turned green, bench seed 28302:
+14 px), and honest frames leave at most 4 (one chroma block; the principles' honest cameras, seeds 30012–30013).
+A free region spreads colour onto its ring only where the frame shows colour there (before, the ring of every
+free pixel was left unjudged whatever it showed: the givens beside a blank sudoku cell).
 
 **A codec's lag** (``lagged``, the families whose scenes allow a codec's trail: sliding, tool QA): where a frame's
 expected picture differs from the previous frame's — the leading and trailing bands of a moving object — the frame
@@ -83,6 +88,20 @@ FLAT_COLOUR_TOL = 16
 FLAT_RING = 8
 """Px around the scene's coloured (free, trailing, outside) pixels where any chroma may show: 4:2:0 codecs keep
 colour in 2×2 blocks and ring over a block or two of it."""
+MAX_COLOUR_BLOB = 8
+"""Largest component (px, at the suite's 640×360) of pixels off the scene's flat colour an honest frame leaves:
+colour where the scene's colour is flat has a lower floor than the other evidence (a codec does not make colour
+on a grey page), and a recoloured 1-px stroke shows 14–16 px of it after a 4:2:0 codec halved its chroma."""
+
+
+def colour_limit(max_blob: int) -> int:
+    """:data:`MAX_COLOUR_BLOB` scaled like ``max_blob`` from :data:`MAX_BLOB` (a family decoded smaller)."""
+    return max(MIN_SPECK, int(round(MAX_COLOUR_BLOB * max_blob / MAX_BLOB)))
+
+
+SHOWN_CHROMA = 4
+"""Levels of Cr or Cb off the expected picture from which a free pixel shows a colour a codec may spread
+(``off_flat_colour``)."""
 SCENE_FLAT = 8
 """The expected picture's colour is flat where its Cr and Cb each span at most this many levels within
 :data:`FLAT_RING` px."""
@@ -109,9 +128,18 @@ class Residual:
     """Area (px) of the largest 8-connected unexplained component."""
     blob_box: tuple[int, int, int, int] | None
     """(x0, y0, x1, y1) of that component."""
+    colour_blob: int = 0
+    """Area (px) of the largest component of pixels off the scene's flat colour (``flat_colour=True``)."""
+    colour_box: tuple[int, int, int, int] | None = None
 
     def explained(self, max_blob: int = MAX_BLOB) -> bool:
-        return self.largest_blob <= max_blob
+        return self.largest_blob <= max_blob and self.colour_blob <= colour_limit(max_blob)
+
+    def why(self, max_blob: int = MAX_BLOB) -> tuple[int, tuple[int, int, int, int] | None, str]:
+        """(area, box, what) of the component that leaves the frame unexplained (the largest blob when none)."""
+        if self.largest_blob <= max_blob and self.colour_blob > colour_limit(max_blob):
+            return self.colour_blob, self.colour_box, "px off the scene's flat colour"
+        return self.largest_blob, self.blob_box, "px unexplained"
 
     def as_json(self) -> dict:
         return {"fraction": round(self.fraction, 6), "largest_blob": self.largest_blob,
@@ -184,18 +212,25 @@ def _excess(frame: np.ndarray, expected: np.ndarray, edge_px: int,
 
 
 def off_flat_colour(f: np.ndarray, e: np.ndarray, coloured: np.ndarray | None = None,
-                   tol: float = FLAT_COLOUR_TOL) -> np.ndarray:
+                   tol: float = FLAT_COLOUR_TOL, free: np.ndarray | None = None) -> np.ndarray:
     """Bool mask of pixels where the frame shows another colour than the scene's flat one (see the module):
     ``f`` and ``e`` the frame and its expected picture in YCrCb; where the expected picture's Cr and Cb each
     span at most :data:`SCENE_FLAT` levels within :data:`FLAT_RING` px (a page, a tile's face), the frame's
     chroma (as decoded: a 4:2:0 codec has already averaged it over 2×2 px) must lie within that span ±
-    ``tol``. ``coloured`` (bool: free pixels, a codec's trail, pixels outside the frame) count as not flat."""
+    ``tol``. ``coloured`` (bool: a codec's trail, pixels outside the frame) count as not flat; so do the pixels
+    of ``free`` (bool) where the frame shows a colour — more than :data:`SHOWN_CHROMA` levels of Cr or Cb off the
+    expected picture: a codec spreads the colour of what is written there over its neighbours, while a free
+    region that shows none spreads none (a given digit beside a blank sudoku cell was not judged)."""
     import cv2
 
     # on all three channels, Y's results unused (a contiguous 3-channel image: see _excess)
     _, dcr, dcb = cv2.split(cv2.absdiff(f, e))
-    if int(cv2.max(dcr, dcb).max()) <= tol:  # the span holds the expected value: nothing can lie beyond it
+    off = cv2.max(dcr, dcb)
+    if int(off.max()) <= tol:  # the span holds the expected value: nothing can lie beyond it
         return np.zeros(f.shape[:2], bool)
+    if free is not None and free.any():
+        shown = free.astype(bool) & (off > SHOWN_CHROMA)
+        coloured = shown if coloured is None else (coloured | shown)
     k = np.ones((2 * FLAT_RING + 1, 2 * FLAT_RING + 1), np.uint8)
     lo, hi = cv2.erode(e, k), cv2.dilate(e, k)
     flat = flat_colour_mask(e, coloured, lo, hi)
@@ -260,7 +295,11 @@ def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = 
         gone &= ~lag
     bad = (ex > tol) | pale | gone
     if flat_colour:
-        bad |= off_flat_colour(f, e, ignore if per_pixel is None else (ignore | per_pixel.astype(bool)))
+        outside = None if valid is None else ~valid.astype(bool)
+        if per_pixel is not None:
+            outside = per_pixel.astype(bool) if outside is None else (outside | per_pixel.astype(bool))
+        colour = off_flat_colour(f, e, outside, free=free) & ~ignore
+        bad |= colour
     bad &= ~ignore
     if not bad.any():  # an explained frame (most of them): no components to label
         return Residual(excess=ex, unexplained=bad, fraction=0.0, largest_blob=0, blob_box=None)
@@ -278,8 +317,12 @@ def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = 
                                                   cv2.CC_STAT_HEIGHT))
         box = (x, y, x + w, y + h)
     counted = max(1, int((~ignore).sum()))
+    cblob, cbox = 0, None
+    if flat_colour and colour.any():
+        cblob, (x, y, w, h) = largest_component(colour & bad)
+        cbox = (x, y, x + w, y + h) if cblob else None
     return Residual(excess=ex, unexplained=bad, fraction=float(bad.sum()) / counted, largest_blob=largest,
-                    blob_box=box)
+                    blob_box=box, colour_blob=cblob, colour_box=cbox)
 
 
 def missing(frame: np.ndarray, expected: np.ndarray, tol: float = TOL) -> np.ndarray:
