@@ -246,3 +246,22 @@ def test_a_sudoku_given_one_turned_green_fails(tmp_path):
     out = run_case(Case("P1", "sudoku", "recolour", False, "hard", 2000, 28302, 2045067826), str(tmp_path))
     assert out is not None and out.params["colour"] == [38, 157, 95]
     assert out.ok and not out.passed and "scene" in (out.reason or ""), out.reason
+
+
+def test_a_channel_clipped_by_a_brightening_exposure_is_not_read_for_its_colour(tmp_path):
+    """Tool QA, easy, brightened by 15% (its honest ``bright15`` variant, bench seed 30003): a light edge with its
+    blue clipped showed 6 levels of Cb as decoded; corrected (the clipped channel replaced by the expected value,
+    the others undone), 12 px read "off the scene's flat colour". Such pixels are not read for their colour
+    (``residual(colour_unsure=…)``); a white page the exposure leaves at the clip still is."""
+    from vreason.synth.adversary import load_variants, run_variant
+
+    (v,) = [v for v in load_variants()["toolqa"] if v.name == "bright15"]
+    sc = run_variant(v, "easy", 1000, 30003, str(tmp_path))
+    assert sc.status.value == "ok" and sc.passed, sc.evidence.details.get("reason") if sc.evidence else sc.reason
+    fr = np.full((60, 80, 3), 255, np.uint8)
+    got = fr.copy()
+    got[20:26, 30:36] = (255, 255, 200)  # a yellow square on a white page: its red and green at the clip
+    unsure = np.zeros(fr.shape[:2], bool)
+    unsure[20:26, 30:36] = True
+    assert not rs.residual(got, fr, flat_colour=True).explained()
+    assert rs.residual(got, fr, flat_colour=True, colour_unsure=unsure).colour_blob == 0

@@ -106,3 +106,26 @@ def test_a_mark_that_moves_the_parse_of_what_came_to_rest_is_unexplained(draw):
         frames, times, start, expect, k = _square_video(r, None, jitter=jitter)
         ex = explain_video(frames, times, start, expect)
         assert ex.ok, (jitter, k, ex.reason)
+
+
+def test_the_exposure_is_fitted_on_the_whole_frame_not_on_the_changed_region(tmp_path):
+    """Sequence, hard, an honest constant rotation of −1.97° (principle 5, case seed 772017910, bench seed 30013):
+    as the blank card's element faded in, the frame was first judged by the last picture (it had changed only
+    where the picture held still), and the exposure was fitted on the changed region alone — the page, unchanged,
+    and the card's light face, mostly covered by the element and 9 levels darker. With two levels that near, the fit
+    is an offset (their weighted median shift): −9, then −12, and the page stood 11 levels off the first frame,
+    1,305 px "changed since the first frame" in frame 21. Fitted on the whole frame, the page's level holds it."""
+    out = run_case(Case("P5", "sequence", "rotate", True, "hard", 2000, 30013, 772017910), str(tmp_path))
+    assert out is not None and out.params["degrees"] == -1.97
+    assert out.ok and out.passed, out.reason
+
+
+def test_a_new_picture_keeps_the_region_s_own_exposure_fit_under_a_clipping_brightness(tmp_path):
+    """Choice, easy, brightened by 15% (its honest ``bright15`` variant, bench seed 30003): the page clips, and the
+    whole frame's few unclipped levels left a 1-px option outline 125 px off in frame 21; the region's own levels
+    place it (the region's fit stays the last try for a new picture)."""
+    from vreason.synth.adversary import load_variants, run_variant
+
+    (v,) = [v for v in load_variants()["choice"] if v.name == "bright15"]
+    sc = run_variant(v, "easy", 1000, 30003, str(tmp_path))
+    assert sc.status.value == "ok" and sc.passed, sc.evidence.details.get("reason") if sc.evidence else sc.reason

@@ -224,6 +224,7 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
     if grown is not None:
         grown[:] = [region]
     r = region or (0, 0, geo.shape[1], geo.shape[0])
+    whole = valid  # the exposure is the whole frame's (see _judged)
     if region is not None:  # judged inside the region, measured with its neighbours (see CONTEXT)
         hh, ww = geo.shape[:2]
         inside = np.zeros((hh, ww), bool)
@@ -237,8 +238,9 @@ def _check(i: int, geo: np.ndarray, valid: np.ndarray, expect: Expect, *, max_bl
     fc = FrameCheck(i, False)
     for pic in pics:
         tried = None if gains is None else list(gains)  # (a gain fitted against a picture not kept is dropped)
+        kept = pic is before and pic is not expected  # judged as no change: the exposure is the whole frame's
         fc = _judged(i, geo, pic, free, valid, r, ref0, max_blob=max_blob, photometric=photometric, gains=tried,
-                     corrected=corrected, recent=recent)
+                     corrected=corrected, recent=recent, whole=whole, region_fit=not kept)
         if fc.explained or pic is pics[-1] or (fc.temporal and not _touches(expected, before, fc.blob_box)):
             if shown is not None:
                 shown[:] = [pic]
@@ -259,18 +261,30 @@ def _touches(expected: np.ndarray, before: np.ndarray | None, box: tuple[int, in
 
 def _judged(i: int, geo: np.ndarray, expected: np.ndarray, free: np.ndarray | None, valid: np.ndarray, r: Region,
             ref0: _Ref0 | None, *, max_blob: int, photometric: bool, gains: list | None,
-            corrected: list | None, recent: Sequence[np.ndarray]) -> FrameCheck:
+            corrected: list | None, recent: Sequence[np.ndarray], whole: np.ndarray | None = None,
+            region_fit: bool = True) -> FrameCheck:
     """:func:`_check`'s residuals of frame ``i`` inside ``r`` against ``expected``, with the exposure undone by the
-    last frame's gain first, then by one fitted on this frame."""
+    last frame's gain first, then by one fitted on this frame over ``whole`` (its valid pixels, the region's
+    outside included; default ``valid``), then (``region_fit``) by one fitted on the region alone.
+
+    The exposure is the camera's, one for the whole frame. Fitted on the changed region alone, it took what changed
+    there for a change of exposure: sequence's blank card, its element fading in, was most of the region's light
+    level, and the offset-only fit of two levels (the page, unchanged; the card, 9 levels darker) said −9, then
+    −12 — the element explained away under the last picture kept (:func:`_check`), then the page 11 levels off
+    the first frame, 1,305 px "changed since the first frame" (honest 1.97° rotation, P5 case 772017910, seed
+    30013). A kept picture takes the whole frame's fit only. For a new picture the region's own fit stays the last
+    try: under a 15% brightening that clips the page, the whole frame's few unclipped levels left a 1-px option
+    outline 125 px off where the region's levels placed it (choice ``bright15``, bench seed 30003)."""
     trail = _trail(expected, recent) if recent else None
     g = _crop(geo, r)
-    tries: list[tuple[np.ndarray, np.ndarray] | None] = [None]
+    tries: list[tuple[np.ndarray, np.ndarray] | np.ndarray | None] = [None]
     if photometric:
-        tries = ([(gains[0], gains[1])] if gains and gains[0] is not None else []) + [None]
+        fits = [valid] if whole is None or whole is valid else ([whole, valid] if region_fit else [whole])
+        tries = ([(gains[0], gains[1])] if gains and gains[0] is not None else []) + fits
     fc = FrameCheck(i, False)
     for gain in tries:
-        if photometric and gain is None:
-            gain = fitted_gain(geo, expected, valid)
+        if photometric and isinstance(gain, np.ndarray):  # a fit over that mask
+            gain = fitted_gain(geo, expected, gain)
             if gains is not None:
                 gains[:] = list(gain)
         fixed = g
@@ -326,8 +340,9 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     correction maps them apart: a page brightened by 15% with a 6° hue turn clips its green at 253–255 frame to
     frame, and with the green gain fitted at 1.07 (the turn leaves the per-channel fit short) a 253 reads 232
     but a 254 stays at the top — 44 px "changed since the first frame" (sliding, seed 143667987)."""
+    unsure = None if raw is None or gain is None else _colour_unsure(raw, gain)
     res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r), per_pixel=_crop(trail, r),
-                   flat_colour=True, lagged=_crop(lagged, r))
+                   flat_colour=True, lagged=_crop(lagged, r), colour_unsure=unsure)
     ok = res.explained(max_blob)
     if ok and ref0 is not None:
         static = _static(_crop(expected, r), _crop(ref0.start, r), _crop(free, r), ref0.ring)
@@ -360,6 +375,28 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     box = _shift(box, r)
     why = "" if ok else f"{blob} {what} at {list(box or ())}"
     return FrameCheck(i, ok, blob, box, why)
+
+
+def _colour_unsure(raw: np.ndarray, gain: tuple[np.ndarray, np.ndarray]) -> np.ndarray | None:
+    """Pixels whose colour the flat-colour rule does not read (``residual(colour_unsure=…)``): a channel within
+    :data:`CLIP_NOISE` of the top clip as decoded, where the exposure drives the top past the clip by more than that
+    (the bottom likewise). Such a channel is replaced by the expected value (:func:`declip`) and the others are
+    corrected: the mix is a colour the camera never showed. Toolqa brightened by 15% (×1.14): a light edge with
+    its blue clipped read 6 levels of Cb as decoded and 12 px "off the scene's flat colour" once corrected
+    (``bright15``, bench seed 30003). None when the exposure drives neither clip."""
+    import cv2
+
+    g, off = (np.asarray(v, np.float32) for v in gain)
+    high = bool(np.any(255 * g + off > 255 + CLIP_NOISE))
+    low = bool(np.any(off < -CLIP_NOISE))
+    if not (high or low):
+        return None
+    out = np.zeros(raw.shape[:2], np.uint8)
+    if high:
+        out = cv2.max(out, chan_max(cv2.compare(np.ascontiguousarray(raw), 254 - CLIP_NOISE, cv2.CMP_GE)))
+    if low:
+        out = cv2.max(out, chan_max(cv2.compare(np.ascontiguousarray(raw), 1 + CLIP_NOISE, cv2.CMP_LE)))
+    return out > 0
 
 
 def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:

@@ -258,14 +258,15 @@ def flat_colour_mask(e: np.ndarray, coloured: np.ndarray | None = None, lo: np.n
 def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = None, *, tol: float = TOL,
              tol_patch: float = TOL_PATCH, edge_px: int = EDGE_PX, valid: np.ndarray | None = None,
              per_pixel: np.ndarray | None = None, flat_colour: bool = False,
-             lagged: np.ndarray | None = None) -> Residual:
+             lagged: np.ndarray | None = None, colour_unsure: np.ndarray | None = None) -> Residual:
     """The residual of an aligned RGB ``frame`` against its ``expected`` rendering, outside ``free`` (bool, True =
     anything may appear) and inside ``valid`` (e.g. :attr:`Alignment.valid`: pixels the frame covers).
     ``per_pixel``: pixels judged by ``tol`` alone, not by the 5×5 patch mean (a codec's motion trail,
     :data:`vreason.verify.frame_check.TRAIL_RING`). ``lagged``: the previous frame's expected picture (RGB) —
     where it differs from ``expected`` (within ``edge_px`` of that) and within :data:`LAG_PX` of an edge of
     ``expected``, the frame may show anything between the two (a codec's lag: see the module), and an expected
-    pixel it does not show yet is not missing."""
+    pixel it does not show yet is not missing. ``colour_unsure``: pixels whose colour the flat-colour rule does not
+    read (bool: a channel clipped as decoded, its chroma then made up by the exposure's correction)."""
     import cv2
 
     if frame.shape[:2] != expected.shape[:2]:
@@ -299,6 +300,8 @@ def residual(frame: np.ndarray, expected: np.ndarray, free: np.ndarray | None = 
         if per_pixel is not None:
             outside = per_pixel.astype(bool) if outside is None else (outside | per_pixel.astype(bool))
         colour = off_flat_colour(f, e, outside, free=free) & ~ignore
+        if colour_unsure is not None:
+            colour &= ~colour_unsure.astype(bool)
         bad |= colour
     bad &= ~ignore
     if not bad.any():  # an explained frame (most of them): no components to label
