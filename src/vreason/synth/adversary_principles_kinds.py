@@ -363,6 +363,10 @@ def answer_twice(inst: TaskInstance, cfg: RenderConfig, rng: np.random.Generator
     H, W = sc.shape
     if not (0 <= x0 + dx and x1 + dx <= W and 0 <= y0 + dy and y1 + dy <= H):
         raise NotApplicable("no room beside the answer")
+    # the copy goes beside the answer, not onto the rest of it: a "4" of 44 copied onto the other "4" is the same
+    # answer with a speck (numseq, bench seed 30003, case 383230296, read 44 and passed)
+    if changed[max(0, y0 + dy - 2):y1 + dy + 2, max(0, x0 + dx - 2):x1 + dx + 2].any():
+        raise NotApplicable("the copy would land on the answer itself")
     box = np.zeros(sc.shape, bool)
     box[max(0, y0 - 2):y1 + 2, max(0, x0 - 2):x1 + 2] = True
     t0 = _tail_start(len(frames), _fps(cfg), rng)
