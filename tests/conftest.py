@@ -34,10 +34,11 @@ def slow_plugin() -> str:
     return PLUGIN
 
 
-# The built-in suite rendered small (320×180, 2 s at 16 fps: a sixth of the pixels the default renders) for the tests
-# of what runs around the verifiers (runner, reports, API, viewer, generators), not of the verifiers: every family
-# but sudoku at hard (its 16-px cells) passes its oracle and fails static at this size (measured over all 16 families
-# and three difficulties). The verifiers' own tests render the default size.
+# The built-in suite rendered small (320×180, 2 s at 16 fps: an eighth of the pixels the default renders, a quarter
+# per frame and half the frames) for the tests of what runs around the verifiers (runner, reports, API, viewer,
+# generators), not of the verifiers: every family but sudoku at hard (its 16-px cells) passes its oracle and fails
+# static at this size (measured over all 16 families and three difficulties). The verifiers' own tests render the
+# default size.
 SMALL_SYNTH = {"width": 320, "height": 180, "seconds": 2.0}
 SMALL_SYNTH_ARGS = [a for k, v in SMALL_SYNTH.items() for a in ("--opt", f"{k}={v}")]
 
