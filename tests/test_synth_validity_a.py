@@ -230,3 +230,15 @@ def test_two_frames_far_apart_are_too_sparse_to_show_the_process(family, check):
     assert not res.passed and res.score <= 0.5
     reason = res.evidence["reason"]
     assert res.evidence["checks"][check] is False and ("sparse" in reason or "far apart" in reason), reason
+
+
+def test_symmetry_a_cell_left_part_way_painted_at_the_end_fails(tmp_path):
+    """The principles' ``ghost`` kind (bench seed 30005, case 1103668417): a painted cell copied at 0.27 onto the
+    open half's corner cell from frame 42 on. The scene explains a cell part-way painted as a fade, a passing state;
+    the final check's HSV thresholds read 27% lilac as white. A cell part-way painted through the held end window
+    is no state of the task (``scene.fading_cells``)."""
+    from vreason.synth.adversary_principles import Case, run_case
+
+    out = run_case(Case("P1", "symmetry", "ghost", False, "medium", 2000, 30005, 1103668417), str(tmp_path))
+    assert out is not None and out.params["opacity"] == 0.27
+    assert out.ok and not out.passed and "part-way painted" in (out.reason or ""), out.reason

@@ -273,11 +273,16 @@ class Symmetry(TaskFamily):
         extra = int((~(want > 0) & ~held).sum())
         given_lost = int((given & ~held).sum())
         wrong_colour = int((target & ~held & (sat_frac[-1] >= PAINT_MIN_FRACTION)).sum())
-        checks["final_exact"] = missing == 0 and extra == 0 and given_lost == 0
+        # a cell part-way painted is a passing state of a fade, not one to end on (read as the scene reads it)
+        from vreason.synth.families.symmetry.scene import fading_cells
+
+        fading = fading_cells(state, scene.start, [frames[k] for k in fin], ROWS, COLS)
+        ev["fading_at_end"] = [list(c) for c in fading]
+        checks["final_exact"] = missing == 0 and extra == 0 and given_lost == 0 and not fading
         if not checks["final_exact"]:
             reasons.append(f"final picture (held over the last {draw.END_HOLD_S} s): {missing} target cell(s) not "
                            f"painted in their colour ({wrong_colour} in another colour), {extra} extra, "
-                           f"{given_lost} given cell(s) lost")
+                           f"{given_lost} given cell(s) lost, {len(fading)} part-way painted")
         checks["enough_frames"] = T >= 2
         if T < 2:
             reasons.append("a single frame shows no process")

@@ -94,6 +94,29 @@ def read_cells(means: np.ndarray, colours: np.ndarray) -> tuple[np.ndarray, np.n
     return best, alpha
 
 
+def fading_cells(state: dict[str, Any], start: np.ndarray, frames: Sequence[np.ndarray], rows: int,
+                 cols: int) -> list[tuple[int, int, float]]:
+    """The open cells some of ``frames`` (render size, camera undone) show part-way painted, read as the scene reads
+    them against the ``start`` image: (row, col, how far), the reading nearest half-way over the frames. The scene
+    explains a fade as a passing state; held to the end it is no state of the task (a cell left at 27% lilac read
+    white by the final check's HSV thresholds, bench seed 30005, case 1103668417)."""
+    w, h = state["canvas"]
+    grid = draw.GridLayout.from_json(state["grid"])
+    cells = open_cells(state, rows, cols)
+    box = inner_boxes(grid, cells, (h, w))
+    colours = np.array([draw.rgb(c) for c in state["colours"]], np.float64)
+    given_box = inner_boxes(grid, given_cells(state, rows, cols), (h, w))
+    given_ref = box_means(start, given_box)
+    worst: dict[int, float] = {}
+    for f in frames:
+        _, alpha = read_cells(exposure_undone(box_means(f, box), box_means(f, given_box), given_ref), colours)
+        for k in np.flatnonzero((alpha > 0) & (alpha < 1)):
+            a = float(alpha[k])
+            if int(k) not in worst or abs(a - 0.5) < abs(worst[int(k)] - 0.5):
+                worst[int(k)] = a
+    return [(cells[k][0], cells[k][1], round(a, 2)) for k, a in sorted(worst.items())]
+
+
 def make_scene(fam: Any, state: dict[str, Any], rows: int, cols: int) -> Any:
     """The family's :class:`vreason.verify.explain.Scene` (see the module)."""
     from vreason.verify.explain import Scene, box_mask
