@@ -75,6 +75,32 @@ def clipped_channels(raw: np.ndarray) -> np.ndarray | None:
     return m if m.any() else None
 
 
+def colour_unsure(raw: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray | None:
+    """Pixels of a decoded frame whose colour, once :func:`declip` and the exposure's correction made it, is not
+    the camera's (``residual(colour_unsure=…)``): a channel near the top clip as decoded (:func:`clipped_channels`'
+    level) where the exposure ``gain · x + off`` drives the top past the clip by more than :data:`CLIP_NOISE` (the
+    bottom likewise). Such a channel is replaced by the expected value and the others are corrected: the mix is a
+    colour the camera never showed. Tool QA brightened by 15% (×1.14): a light edge with its blue clipped read 6
+    levels of Cb as decoded and 12 px "off the scene's flat colour" once corrected (``bright15``, bench seed
+    30003). None when the exposure drives neither clip (a page at the clip under a gain near 1 is still read)."""
+    import cv2
+
+    from vreason.verify.residual import chan_max
+
+    g, o = np.asarray(gain, np.float32), np.asarray(off, np.float32)
+    high = bool(np.any(255 * g + o > 255 + CLIP_NOISE))
+    low = bool(np.any(o < -CLIP_NOISE))
+    if not (high or low):
+        return None
+    r = np.ascontiguousarray(raw[..., :3])
+    out = np.zeros(raw.shape[:2], np.uint8)
+    if high:
+        out = cv2.max(out, chan_max(cv2.compare(r, 254 - CLIP_NOISE, cv2.CMP_GE)))
+    if low:
+        out = cv2.max(out, chan_max(cv2.compare(r, 1 + CLIP_NOISE, cv2.CMP_LE)))
+    return out > 0
+
+
 def censored(raw: np.ndarray, expected: np.ndarray, gain: np.ndarray, off: np.ndarray) -> np.ndarray:
     """Per channel of a decoded frame (uint8 RGB, on ``expected``'s grid), where it lies within :data:`CLIP_DRIFT`
     of the top (bottom) clip and the exposure ``gain · expected + off`` lies past that clip by at least as far as

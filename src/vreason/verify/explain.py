@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from vreason.verify.align import align, gain_offset, undo_gain
-from vreason.verify.clip import censored, clipped_channels, declip
+from vreason.verify.clip import censored, clipped_channels, colour_unsure, declip
 from vreason.verify.frame_check import (  # noqa: F401  (re-exported: callers import them from here)
     BORDER_PX,
     FIRST_EDGE_LEVEL,
@@ -267,7 +267,8 @@ def explain_video(frames: Sequence[np.ndarray], times: Sequence[float] | np.ndar
             if refit and sc < 1:  # the exposure fitted against the softened rendering (see FIRST_TRIES)
                 gain = gain_offset(raw, ref, a.valid)
             fixed = declip(raw, a.aligned if gain[0] is a.gain else undo_gain(raw, *gain), ref, *gain)
-            res = residual(fixed, ref, start_free, valid=a.valid & inner, flat_colour=True)
+            res = residual(fixed, ref, start_free, valid=a.valid & inner, flat_colour=True,
+                           colour_unsure=colour_unsure(raw, *gain))
             got.append((not res.explained(max_blob), _excess(res), _mean_diff(fixed, ref, a.valid & inner & edges),
                         sc, res, fixed, gain))
         # explained, then the nearest picture where the softenings differ (see SOFT_EDGE), then the least excess

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from vreason.verify.align import flat_mask, gain_offset, undo_gain
-from vreason.verify.clip import CLIP_NOISE, censored, declip
+from vreason.verify.clip import CLIP_NOISE, censored, colour_unsure, declip
 from vreason.verify.flat_rule import MAX_FLAT_BLOB, flat_blob
 from vreason.verify.residual import MAX_BLOB, chan_max, residual
 from vreason.verify.settle import held_change
@@ -340,7 +340,7 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     correction maps them apart: a page brightened by 15% with a 6° hue turn clips its green at 253–255 frame to
     frame, and with the green gain fitted at 1.07 (the turn leaves the per-channel fit short) a 253 reads 232
     but a 254 stays at the top — 44 px "changed since the first frame" (sliding, seed 143667987)."""
-    unsure = None if raw is None or gain is None else _colour_unsure(raw, gain)
+    unsure = None if raw is None or gain is None else colour_unsure(raw, *gain)
     res = residual(fixed, _crop(expected, r), _crop(free, r), valid=_crop(valid, r), per_pixel=_crop(trail, r),
                    flat_colour=True, lagged=_crop(lagged, r), colour_unsure=unsure)
     ok = res.explained(max_blob)
@@ -375,28 +375,6 @@ def _residuals(i: int, fixed: np.ndarray, expected: np.ndarray, free: np.ndarray
     box = _shift(box, r)
     why = "" if ok else f"{blob} {what} at {list(box or ())}"
     return FrameCheck(i, ok, blob, box, why)
-
-
-def _colour_unsure(raw: np.ndarray, gain: tuple[np.ndarray, np.ndarray]) -> np.ndarray | None:
-    """Pixels whose colour the flat-colour rule does not read (``residual(colour_unsure=…)``): a channel within
-    :data:`CLIP_NOISE` of the top clip as decoded, where the exposure drives the top past the clip by more than that
-    (the bottom likewise). Such a channel is replaced by the expected value (:func:`declip`) and the others are
-    corrected: the mix is a colour the camera never showed. Toolqa brightened by 15% (×1.14): a light edge with
-    its blue clipped read 6 levels of Cb as decoded and 12 px "off the scene's flat colour" once corrected
-    (``bright15``, bench seed 30003). None when the exposure drives neither clip."""
-    import cv2
-
-    g, off = (np.asarray(v, np.float32) for v in gain)
-    high = bool(np.any(255 * g + off > 255 + CLIP_NOISE))
-    low = bool(np.any(off < -CLIP_NOISE))
-    if not (high or low):
-        return None
-    out = np.zeros(raw.shape[:2], np.uint8)
-    if high:
-        out = cv2.max(out, chan_max(cv2.compare(np.ascontiguousarray(raw), 254 - CLIP_NOISE, cv2.CMP_GE)))
-    if low:
-        out = cv2.max(out, chan_max(cv2.compare(np.ascontiguousarray(raw), 1 + CLIP_NOISE, cv2.CMP_LE)))
-    return out > 0
 
 
 def _changed_region(blocks: np.ndarray, ref: np.ndarray, size: tuple[int, int]) -> Region | None:
